@@ -1,0 +1,48 @@
+"""`adr-review` command line. Subcommands live in app/entrypoints/commands/<name>.py, imported lazily
+so `adr-review --help` stays fast (chromadb and anthropic are never imported here)."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+
+# name -> (module under app.entrypoints.commands, one-line help)
+COMMANDS: dict[str, tuple[str, str]] = {
+    "review": ("review", "review one ADR locally and print the PR comment it would post"),
+    "recall": ("recall", "recall the past ADRs related to a proposal"),
+    "blind-spots": ("blindspots", "run recall and the blind-spot critics on one ADR (needs an API key)"),
+    "index": ("index", "build or refresh the ADR index of a folder"),
+    "eval": ("eval", "score retrieval on a corpus (eval retrieval) or prompts on golden cases (eval prompts)"),
+    "action": ("action", "run as a GitHub Action (reads GITHUB_* and INPUT_* from the environment)"),
+    "serve": ("serve", "run the GitHub App webhook server"),
+}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="adr-review", description="Review Architecture Decision Records.")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name, (_module, help_text) in COMMANDS.items():
+        sub.add_parser(name, help=help_text, add_help=False)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if not argv or argv[0] in ("-h", "--help") or argv[0] not in COMMANDS:
+        parser = build_parser()
+        if argv and argv[0] not in ("-h", "--help"):
+            parser.error(f"unknown command {argv[0]!r}")
+        parser.print_help()
+        return 0 if argv else 2
+    name, rest = argv[0], argv[1:]
+    module = importlib.import_module(f"app.entrypoints.commands.{COMMANDS[name][0]}")
+    sub = argparse.ArgumentParser(prog=f"adr-review {name}", description=COMMANDS[name][1])
+    module.configure(sub)
+    args = sub.parse_args(rest)
+    return int(module.run(args) or 0)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,162 @@
+"""Value types that cross stage boundaries: retrieval, recall, blind-spot findings, usage, Review.
+
+Frozen dataclasses, no behaviour beyond small derived properties; every stage returns one of these and
+the renderer and the checkpoint store consume them (see `to_dict` / `from_dict` in app/core/serde.py).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from app.core.adr import Adr
+
+EmptyReason = Literal[
+    "disabled",
+    "empty_input",
+    "empty_index",
+    "embedding_failed",
+    "no_candidates",
+    "none_qualified",
+    "llm_failed",
+    "all_dropped_by_verification",
+]
+Relevance = Literal["high", "med", "low"]
+Severity = Literal["critical", "high", "medium", "low"]
+Actionability = Literal["block", "revise_adr", "add_to_risks", "monitor"]
+RecallMode = Literal["llm", "extractive", "disabled"]
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One ADR proposed by hybrid retrieval, with every score that explains its rank."""
+
+    adr: Adr
+    dense: float | None  # cosine similarity of the best chunk; None when embeddings failed
+    bm25: float
+    bm25_rel: float  # bm25 / best bm25 in this query
+    fused: float
+    qualified: bool
+    why: str  # human-readable reason for qualified / not
+
+
+@dataclass(frozen=True)
+class RetrievalResult:
+    candidates: tuple[Candidate, ...]
+    empty_reason: EmptyReason | None
+    diagnostics: Mapping[str, Any]  # embedding name, embedding_failed, counts, timings
+
+
+@dataclass(frozen=True)
+class Usage:
+    model: str = ""
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+    latency_s: float = 0.0
+    cost_usd: float = 0.0
+    calls: int = 0
+
+    def __add__(self, other: Usage) -> Usage:
+        models = ",".join(sorted({m for m in (self.model, other.model) for m in m.split(",") if m}))
+        return Usage(
+            model=models,
+            input_tokens=self.input_tokens + other.input_tokens,
+            output_tokens=self.output_tokens + other.output_tokens,
+            cache_read_tokens=self.cache_read_tokens + other.cache_read_tokens,
+            cache_write_tokens=self.cache_write_tokens + other.cache_write_tokens,
+            latency_s=self.latency_s + other.latency_s,
+            cost_usd=self.cost_usd + other.cost_usd,
+            calls=self.calls + other.calls,
+        )
+
+
+@dataclass(frozen=True)
+class StageError:
+    node: str  # "recall", "devils_advocate", "premortem", "judge", ...
+    message: str
+
+
+@dataclass(frozen=True)
+class Citation:
+    adr_id: str
+    path: str
+    title: str
+    status: str
+    relevance: Relevance
+    relevance_reason: str
+    superseded_by: str | None = None
+
+
+@dataclass(frozen=True)
+class RecallResult:
+    mode: RecallMode
+    citations: tuple[Citation, ...]
+    candidates: tuple[Candidate, ...]
+    empty_reason: EmptyReason | None
+    dropped: Mapping[str, int]  # reason -> count
+    usage: Usage
+    diagnostics: Mapping[str, Any] = field(default_factory=dict)
+    errors: tuple[StageError, ...] = ()
+
+
+@dataclass(frozen=True)
+class Finding:
+    source: tuple[str, ...]  # which critics raised it
+    title: str
+    severity: Severity
+    actionability: Actionability
+    evidence: str
+    suggested_action: str
+    dedupe_group: str
+    category: str | None = None  # pre-mortem category when known
+
+
+@dataclass(frozen=True)
+class BlindSpotResult:
+    status: Literal["judged", "unjudged", "skipped", "disabled"]
+    findings: tuple[Finding, ...]  # after caps; the shown ones
+    omitted_count: int  # findings beyond the display cap
+    total_count_by_severity: Mapping[str, int]
+    self_assessment: str
+    selected_perspectives: tuple[str, ...]
+    seed: int
+    coverage_gaps: tuple[str, ...]  # pre-mortem categories not covered
+    errors: tuple[StageError, ...]
+    usage_by_node: Mapping[str, Usage]
+    skipped_reason: str | None = None
+
+    @property
+    def usage(self) -> Usage:
+        total = Usage()
+        for u in self.usage_by_node.values():
+            total = total + u
+        return total
+
+
+@dataclass(frozen=True)
+class RunMeta:
+    run_key: str
+    mode: str  # recall mode + whether blind spots ran, for the footer
+    models: tuple[str, ...]
+    usage: Usage
+    duration_s: float
+    perspectives: tuple[str, ...]
+    embedding: str
+
+
+@dataclass(frozen=True)
+class Review:
+    """Everything one PR comment shows about one ADR."""
+
+    adr_path: str  # repo-relative path of the reviewed ADR
+    adr_id: str
+    adr_title: str
+    language: Literal["en", "ja"]
+    recall: RecallResult | None
+    blindspots: BlindSpotResult | None
+    skipped: tuple[tuple[str, str], ...]  # (stage, reason) for what did not run or degraded
+    meta: RunMeta
+    error: str | None = None  # the ADR itself could not be reviewed (parse error, ...)

@@ -1,0 +1,96 @@
+"""Text normalisation and tokenisation shared by retrieval, verification and dedupe.
+
+Japanese has no spaces between words, so CJK runs become overlapping character bigrams
+(Lucene CJKBigram style): searchable without a dictionary, and robust to inflection.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+_WS = re.compile(r"\s+")
+# Zero-width and BOM characters that NFKC leaves alone but that break verbatim matching.
+_INVISIBLE = dict.fromkeys(map(ord, "\u200b\u200c\u200d\u2060\ufeff"), None)
+
+
+def _is_cjk(ch: str) -> bool:
+    cp = ord(ch)
+    return (
+        0x3040 <= cp <= 0x30FF  # hiragana, katakana
+        or 0x3400 <= cp <= 0x4DBF  # CJK ext A
+        or 0x4E00 <= cp <= 0x9FFF  # CJK unified
+        or 0xF900 <= cp <= 0xFAFF  # compatibility ideographs
+        or 0xAC00 <= cp <= 0xD7AF  # hangul syllables
+        or 0x31F0 <= cp <= 0x31FF  # katakana extensions
+        or 0x20000 <= cp <= 0x2FA1F
+    )
+
+
+def fold_whitespace(text: str) -> str:
+    return _WS.sub(" ", text).strip()
+
+
+def normalize_for_match(text: str) -> str:
+    """NFKC + whitespace folding: the seed's normalizeForCitationMatch (case is kept)."""
+    return fold_whitespace(unicodedata.normalize("NFKC", text).translate(_INVISIBLE))
+
+
+def normalize(text: str) -> str:
+    """NFKC + case folding + whitespace folding, for search and comparison."""
+    return normalize_for_match(text).casefold()
+
+
+def contains_verbatim(haystack: str, needle: str) -> bool:
+    """True when needle occurs in haystack after NFKC + whitespace folding on both sides.
+
+    Whitespace between a CJK character and anything else is dropped on both sides, so a
+    quote that a model re-wrapped across a line break in Japanese text still matches.
+    """
+    n = _squeeze_cjk_spaces(normalize_for_match(needle))
+    if not n:
+        return False
+    return n in _squeeze_cjk_spaces(normalize_for_match(haystack))
+
+
+def _squeeze_cjk_spaces(text: str) -> str:
+    if " " not in text:
+        return text
+    out: list[str] = []
+    for i, ch in enumerate(text):
+        if ch == " " and 0 < i < len(text) - 1 and (_is_cjk(text[i - 1]) or _is_cjk(text[i + 1])):
+            continue
+        out.append(ch)
+    return "".join(out)
+
+
+_CJK_CLASS = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af\u31f0-\u31ff"
+# A CJK run, or a word of other letters/digits (underscore splits words: snake_case -> two tokens).
+_TOKEN = re.compile(rf"[{_CJK_CLASS}]+|[^\W_{_CJK_CLASS}]+", re.UNICODE)
+
+
+def tokenize(text: str) -> list[str]:
+    """Words for alphabetic scripts, overlapping bigrams for CJK runs (a lone CJK char stays a unigram)."""
+    tokens: list[str] = []
+    for match in _TOKEN.finditer(normalize(text)):
+        piece = match.group(0)
+        if _is_cjk(piece[0]):
+            tokens.extend(_bigrams(piece))
+        else:
+            tokens.append(piece)
+    return tokens
+
+
+def _bigrams(run: str) -> list[str]:
+    if len(run) == 1:
+        return [run]
+    return [run[i : i + 2] for i in range(len(run) - 1)]
+
+
+def is_japanese(text: str, threshold: float = 0.15) -> bool:
+    """Language guess: share of kana/kanji among the letters."""
+    letters = [ch for ch in text if ch.isalpha()]
+    if not letters:
+        return False
+    cjk = sum(1 for ch in letters if _is_cjk(ch))
+    return cjk / len(letters) >= threshold
