@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -67,3 +67,20 @@ class AdrIndex(Protocol):
         exclude_paths: frozenset[str] = frozenset(),
         pool: frozenset[str] | None = None,
     ) -> RetrievalResult: ...
+
+
+class StageMemo(Protocol):
+    """Checkpointing seen from a stage: return the stored JSON result of `stage`, or compute, store, return it.
+
+    `compute` returns a JSON-serialisable dict; if it raises, the attempt is recorded as failed and the
+    exception propagates (nothing is stored, so a re-run computes it again). Must be thread-safe:
+    the blind-spot critics call it concurrently. Stage names: "recall", "critic:devils_advocate",
+    "critic:premortem", "critic:adjacent_domain", "judge", "render", "comment".
+    """
+
+    def __call__(self, stage: str, compute: Callable[[], dict[str, Any]]) -> dict[str, Any]: ...
+
+
+def no_memo(stage: str, compute: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+    """The StageMemo that stores nothing: for local one-off runs and unit tests."""
+    return compute()

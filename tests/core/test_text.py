@@ -1,0 +1,51 @@
+import pytest
+
+from app.core.text import contains_verbatim, is_japanese, normalize, normalize_for_match, tokenize
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Use Kafka for events", ["use", "kafka", "for", "events"]),
+        ("snake_case and CamelCase", ["snake", "case", "and", "camelcase"]),
+        ("ＡＢＣ　１２３", ["abc", "123"]),  # full-width folds to ASCII (NFKC)
+        ("盲点検出", ["盲点", "点検", "検出"]),  # overlapping CJK bigrams
+        ("決", ["決"]),  # a lone CJK character stays a unigram
+        ("Redis をキャッシュに使う", ["redis", "をキ", "キャ", "ャッ", "ッシ", "シュ", "ュに", "に使", "使う"]),
+        ("ADR-0071: 再定義", ["adr", "0071", "再定", "定義"]),
+        ("ﾊﾝｶｸ", ["ハン", "ンカ", "カク"]),  # half-width katakana -> full-width
+        ("", []),
+    ],
+)
+def test_tokenize(text: str, expected: list[str]) -> None:
+    assert tokenize(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("haystack", "needle", "expected"),
+    [
+        ("We chose Kafka for order events.", "chose Kafka", True),
+        ("We chose\n  Kafka   for order events.", "chose Kafka for", True),  # line break + run of spaces
+        ("We chose Kafka.", "chose kafka", False),  # case is kept: a quote is a quote
+        ("ＡＰＩ を使う", "API を使う", True),  # full-width vs half-width
+        ("ガイドラインに従う", "\u30ab\u3099イドライン", True),  # decomposed kana (カ + combining dakuten) composes under NFKC
+        ("盲点検出\nエンジン", "盲点検出エンジン", True),  # a Japanese line wrap
+        ("text", "", False),
+        ("zero\u200bwidth", "zerowidth", True),
+    ],
+)
+def test_contains_verbatim(haystack: str, needle: str, expected: bool) -> None:
+    assert contains_verbatim(haystack, needle) is expected
+
+
+def test_normalize_folds_case_width_and_space() -> None:
+    assert normalize("  Ｈｅｌｌｏ\t\nWORLD ") == "hello world"
+    assert normalize_for_match("Ｈｅｌｌｏ  World") == "Hello World"
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [("認証方式を OAuth 2.0 に統一する", True), ("Use OAuth 2.0 everywhere", False), ("", False), ("123", False)],
+)
+def test_is_japanese(text: str, expected: bool) -> None:
+    assert is_japanese(text) is expected

@@ -1,0 +1,40 @@
+"""The command line stays light: --help must not import the heavy SDKs (it must stay under 0.5 s)."""
+
+import subprocess
+import sys
+
+from app.cli import COMMANDS, main
+
+
+def test_help_lists_every_command(capsys) -> None:
+    assert main(["--help"]) == 0
+    out = capsys.readouterr().out
+    for name in COMMANDS:
+        assert name in out
+
+
+def test_unknown_command_is_an_error() -> None:
+    try:
+        main(["frobnicate"])
+    except SystemExit as exc:
+        assert exc.code == 2
+    else:  # pragma: no cover - argparse always exits
+        raise AssertionError("expected SystemExit")
+
+
+def test_help_does_not_import_heavy_sdks() -> None:
+    code = (
+        "import sys; from app.cli import main; main(['--help']);"
+        "heavy = [m for m in ('chromadb', 'anthropic', 'github', 'githubkit', 'onnxruntime') if m in sys.modules];"
+        "print(','.join(heavy))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip().splitlines()[-1] == ""
+
+
+def test_every_command_module_exists() -> None:
+    import importlib
+
+    for module, _help in COMMANDS.values():
+        mod = importlib.import_module(f"app.entrypoints.commands.{module}")
+        assert callable(mod.configure) and callable(mod.run)
