@@ -13,6 +13,7 @@ The heading and status vocabularies are data tables at the top so a new team's d
 from __future__ import annotations
 
 import codecs
+import functools
 import hashlib
 import posixpath
 import re
@@ -41,6 +42,7 @@ SECTION_HEADINGS: Mapping[str, str] = {
     "context": "context",
     "context and problem statement": "context",
     "context and problem": "context",
+    "context and motivation": "context",
     "problem statement": "context",
     "problem": "context",
     "background": "context",
@@ -79,12 +81,21 @@ SECTION_HEADINGS: Mapping[str, str] = {
     "選択肢": "alternatives",
     "却下した案": "alternatives",
     "却下案": "alternatives",
+    "却下した代替": "alternatives",
+    "却下した代替案": "alternatives",
+    "却下した選択肢": "alternatives",
+    "検討した代替": "alternatives",
+    "検討した候補": "alternatives",
+    "採用しなかった案と理由": "alternatives",
+    "alternative designs": "alternatives",
     "比較": "alternatives",
     # consequences
     "consequences": "consequences",
     "consequence": "consequences",
     "implications": "consequences",
     "impact": "consequences",
+    "positive consequences": "consequences",
+    "negative consequences": "consequences",
     "影響": "consequences",
     "結果": "consequences",
     "影響範囲": "consequences",
@@ -99,6 +110,7 @@ SECTION_HEADINGS: Mapping[str, str] = {
     "リスクと対策": "risks",
     "リスク分析の結論": "risks",
     "残課題": "risks",
+    "トレードオフと既知の制約": "risks",
     # rollback
     "rollback": "rollback",
     "rollback plan": "rollback",
@@ -106,6 +118,9 @@ SECTION_HEADINGS: Mapping[str, str] = {
     "re-evaluation triggers": "rollback",
     "撤退条件": "rollback",
     "再評価の条件": "rollback",
+    "再評価トリガ": "rollback",
+    "再検討トリガー": "rollback",
+    "撤退基準": "rollback",
     "ロールバック": "rollback",
     "ロールバック計画": "rollback",
     # confirmation
@@ -128,15 +143,21 @@ FALLBACK_HEADINGS: Mapping[str, str] = {
     "概要": "context",
     "目的": "context",
     "proposal": "decision",
+    "what's proposed": "decision",
+    "what’s proposed": "decision",
+    "proposed solution": "decision",
     "solution": "decision",
     "design": "decision",
     "detailed design": "decision",
     "specification": "decision",
     "implementation": "decision",
     "理由": "decision",
+    "現時点の方針": "decision",
+    "方針": "decision",
+    "outcome": "decision",
+    "proposed implementation": "decision",
+    "basic design": "decision",
     "pros and cons": "alternatives",
-    "positive consequences": "consequences",
-    "negative consequences": "consequences",
     "security implications and review": "risks",
     "limitations": "risks",
 }
@@ -243,6 +264,7 @@ FRONT_MATTER_RELATIONS: Mapping[str, LinkKind] = {
 }
 
 SUMMARY_MAX = 600
+LANGUAGE_SAMPLE = 4_000
 
 # --------------------------------------------------------------------------------------------------
 
@@ -310,17 +332,24 @@ def parse_adr(path: str, data: bytes, *, max_bytes: int = 1_000_000) -> Adr:
     if not any(h.markdown for h in blocks):
         blocks = _scan_plain_headings(lines)
 
-    meta = _collect_metadata(lines, blocks)
     fm_title = _str(front.get("title"))
 
     # Title and id.
     title_raw, title_line = _find_title(lines, blocks)
+    # A plain-text export may carry web-page chrome above its title line: metadata starts at the title.
+    plain = not any(h.markdown for h in blocks)
+    meta = _collect_metadata(lines, blocks, start=title_line if plain and title_line is not None else 0)
     if title_raw is None and fm_title:
         title_raw = fm_title
-    title_id, title = _split_title_id(title_raw) if title_raw else (None, None)
-    fm_id = _str(front.get("id"))
     file_id, number = _id_from_filename(path)
-    adr_id = _format_id(fm_id) or title_id or file_id
+    title_id, title = _split_title_id(title_raw, number) if title_raw else (None, None)
+    fm_id = _str(front.get("id"))
+    # Precedence: front matter id > a file name that spells "adr-NNN" (what links point at; Tendermint's
+    # adr-021 is titled "ADR 012") > an id in the title > a bare file number ("002_<hash>.txt" is not one).
+    explicit_file_id = (
+        file_id if re.match(r"^m?adr[-_ ]?\d", posixpath.basename(path), re.IGNORECASE) else None
+    )
+    adr_id = _format_id(fm_id) or explicit_file_id or title_id or file_id
     if adr_id is None:
         adr_id = posixpath.splitext(posixpath.basename(path))[0]
     id_number = _number_of(adr_id)
@@ -340,9 +369,9 @@ def parse_adr(path: str, data: bytes, *, max_bytes: int = 1_000_000) -> Adr:
     # Date.
     date = _find_date(front, meta, lines, blocks, path)
 
-    summary = _make_summary(sections, lines, blocks, title_line)
-    language: Language = "ja" if is_japanese(_strip_code(body)) else "en"
-    links = _find_links(path, adr_id, front, raw_status, meta, body)
+    summary = _make_summary(sections, lines, blocks, title_line) or title
+    language = _language(body)
+    links = _find_links(path, adr_id, front, [raw_status, meta.get("status", "")], meta, body)
 
     extra = _extra(front, meta)
     return Adr(
@@ -363,8 +392,20 @@ def parse_adr(path: str, data: bytes, *, max_bytes: int = 1_000_000) -> Adr:
     )
 
 
+def _language(body: str) -> Language:
+    # A sample is plenty for a language guess; a document without any kana/kanji is English outright.
+    if not _KANA_KANJI.search(body):
+        return "en"
+    return "ja" if is_japanese(_strip_code(body)[:LANGUAGE_SAMPLE]) else "en"
+
+
+_KANA_KANJI = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff]")
+
 # --------------------------------------------------------------------------------------------------
 # Bytes -> str
+
+
+_CONTROL_CHARS = re.compile(r"[\x01-\x08\x0e-\x1f]")
 
 
 def decode_adr_bytes(path: str, data: bytes, *, max_bytes: int = 1_000_000) -> str:
@@ -394,7 +435,7 @@ def decode_adr_bytes(path: str, data: bytes, *, max_bytes: int = 1_000_000) -> s
     text = text.lstrip("\ufeff")
     if "\x00" in text:
         raise AdrParseError(path, f"binary file (NUL character at offset {text.index(chr(0))})")
-    controls = sum(1 for ch in text[:4096] if ord(ch) < 32 and ch not in "\t\n\r\f\v")
+    controls = len(_CONTROL_CHARS.findall(text, 0, 4096))
     if controls > 8:
         raise AdrParseError(path, f"binary file ({controls} control characters in the first 4 KiB)")
     return text
@@ -403,6 +444,7 @@ def decode_adr_bytes(path: str, data: bytes, *, max_bytes: int = 1_000_000) -> s
 # --------------------------------------------------------------------------------------------------
 # Front matter
 
+_YamlLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _FRONT = re.compile(r"\A---[ \t]*\n(.*?\n)?(?:---|\.\.\.)[ \t]*(?:\n|\Z)", re.DOTALL)
 
 
@@ -412,7 +454,7 @@ def _split_front_matter(text: str) -> tuple[dict[str, Any], str]:
         return {}, text
     raw = m.group(1) or ""
     try:
-        loaded = yaml.safe_load(raw)
+        loaded = yaml.load(raw, Loader=_YamlLoader)  # noqa: S506 - a SafeLoader
     except yaml.YAMLError:
         loaded = _lenient_front_matter(raw)
     if not isinstance(loaded, dict):
@@ -491,6 +533,7 @@ _NUMBERING = re.compile(r"^(?:§\s*)?(?:\d+(?:\.\d+)*\.?|[ivx]+\.|[a-z]\))\s+", 
 _GLOSS = re.compile(r"\s*[(（][^()（）]*[)）]\s*$")
 
 
+@functools.lru_cache(maxsize=4096)
 def _heading_key(text: str) -> str:
     s = re.sub(r"<!--.*?-->", "", text)
     s = re.sub(r"[*_`]", "", s).strip()
@@ -506,14 +549,19 @@ def _heading_key(text: str) -> str:
     return re.sub(r"\s+", " ", s).casefold().strip(" .:-")
 
 
+@functools.lru_cache(maxsize=4096)
 def _heading_section(text: str) -> tuple[str | None, bool]:
-    """(canonical section, is_primary) for a heading text."""
+    """(canonical section, is_primary) for a heading text; "背景・課題" counts as its first part."""
     key = _heading_key(text)
-    if key in SECTION_HEADINGS:
-        return SECTION_HEADINGS[key], True
-    if key in FALLBACK_HEADINGS:
-        return FALLBACK_HEADINGS[key], False
+    for k in (key, _COMPOUND.split(key, maxsplit=1)[0].strip()):
+        if k in SECTION_HEADINGS:
+            return SECTION_HEADINGS[k], True
+        if k in FALLBACK_HEADINGS:
+            return FALLBACK_HEADINGS[k], False
     return None, False
+
+
+_COMPOUND = re.compile(r"[・/／&＆、,]|\s+and\s+|と(?=[^\x00-\x7f])")
 
 
 _PLAIN_SECTION_NUMBER = re.compile(r"^(?:§\s*)?\d+\.\d+")
@@ -577,13 +625,18 @@ def _find_title(lines: list[str], blocks: list[_Heading]) -> tuple[str | None, i
     if md:
         top = min(h.level for h in md)
         first = md[0]
-        if first.level == top and _heading_section(first.text)[0] is None:
-            if _heading_key(first.text) not in META_HEADINGS and sum(h.level == top for h in md) == 1:
-                return _clean_inline(first.text), first.line
+        if (
+            first.level == top
+            and _heading_section(first.text)[0] is None
+            and _heading_key(first.text) not in META_HEADINGS
+            and sum(h.level == top for h in md) == 1
+        ):
+            return _clean_inline(first.text), first.line
     return None, None
 
 
-def _split_title_id(title: str | None) -> tuple[str | None, str | None]:
+def _split_title_id(title: str | None, file_number: int | None = None) -> tuple[str | None, str | None]:
+    """ "ADR 004: Foo" -> ("ADR-0004", "Foo"); "2. Foo" too; "23 Logging" only when 23 is the file number."""
     if not title:
         return None, None
     title = title.strip()
@@ -593,11 +646,14 @@ def _split_title_id(title: str | None) -> tuple[str | None, str | None]:
     m = _NUM_TITLE.match(title)
     if m:
         return _format_id(m.group(1)), m.group(2).strip()
+    m = re.match(r"^(\d{1,5})\s+(\S.*)$", title)
+    if m and file_number is not None and int(m.group(1)) == file_number:
+        return _format_id(m.group(1)), m.group(2).strip()
     return None, title
 
 
 def _format_id(raw: str | None) -> str | None:
-    """"ADR 101" / "adr-0101" / "101" -> "ADR-0101"; date ids keep their shape ("ADR-20260320-01")."""
+    """ "ADR 101" / "adr-0101" / "101" -> "ADR-0101"; date ids keep their shape ("ADR-20260320-01")."""
     if not raw:
         return None
     s = raw.strip()
@@ -650,16 +706,15 @@ _META_LINE = re.compile(
 _TABLE_ROW = re.compile(r"^\s*\|\s*\**([^|*]+?)\**\s*\|\s*(.*?)\s*\|\s*$")
 
 
-def _collect_metadata(lines: list[str], blocks: list[_Heading]) -> dict[str, str]:
+def _collect_metadata(lines: list[str], blocks: list[_Heading], *, start: int = 0) -> dict[str, str]:
     """First occurrence of each known label in the document head (before the first section)."""
     first_section = next(
-        (h.line for h in blocks if _heading_section(h.text)[0] is not None),
-        min(len(lines), 120),
+        (h.line for h in blocks if h.line >= start and _heading_section(h.text)[0] is not None),
+        min(len(lines), start + 120),
     )
-    limit = max(first_section, 0)
     meta: dict[str, str] = {}
     others: dict[str, str] = {}
-    for line in lines[:limit]:
+    for line in lines[start:first_section]:
         m = _TABLE_ROW.match(line) or _META_LINE.match(line)
         if not m:
             continue
@@ -686,9 +741,7 @@ def _META_LABELS_KEY(label: str) -> str:  # noqa: N802 - table-adjacent helper
 # Sections
 
 
-def _extract_sections(
-    lines: list[str], blocks: list[_Heading], *, skip_line: int | None
-) -> dict[str, str]:
+def _extract_sections(lines: list[str], blocks: list[_Heading], *, skip_line: int | None) -> dict[str, str]:
     primary_present: set[str] = set()
     for h in blocks:
         sec, prim = _heading_section(h.text)
@@ -735,8 +788,13 @@ def _enclosing_section(blocks: list[_Heading], idx: int) -> str | None:
 # Status
 
 
+_TEMPLATE_STATUS = re.compile(r"\{[^}]*\|[^}]*\}|^\s*\[?\s*\w+\s*\|\s*\w+\s*\|")
+
+
 def normalize_status(raw: str) -> Status:
-    """Earliest status keyword in the raw text; 'unknown' when none."""
+    """Earliest status keyword in the raw text; 'unknown' when none or an unfilled template."""
+    if _TEMPLATE_STATUS.search(raw):
+        return "unknown"
     s = _clean_inline(raw).casefold().replace("-", " ")
     s = re.sub(r"\s+", " ", s)
     best: tuple[int, int, Status] | None = None
@@ -770,16 +828,19 @@ def _find_status(
     if fm_status is None and isinstance(front.get("tags"), list):
         tagged = [t for t in front["tags"] if normalize_status(str(t)) != "unknown"]
         fm_status = str(tagged[0]) if tagged else None
-    raw = _clean_inline(candidates[0]) if candidates else (fm_status or "")
-    status: Status = "unknown"
-    if fm_status:
-        status = normalize_status(fm_status)
-    if status == "unknown":
-        for c in candidates:
-            status = normalize_status(c)
-            if status != "unknown":
-                break
-    return raw[:300], status
+    # The typed front matter value decides; the human-written line is the raw status when it agrees
+    # (karasu: "accepted" + "決定済み（実装済み — #1749）"), otherwise raw is what decided.
+    body_status: tuple[str, Status] = (candidates[0], "unknown") if candidates else ("", "unknown")
+    for c in candidates:
+        st = normalize_status(c)
+        if st != "unknown":
+            body_status = (c, st)
+            break
+    fm_norm: Status = normalize_status(fm_status) if fm_status else "unknown"
+    raw, status = body_status
+    if fm_norm != "unknown" and status != fm_norm:
+        raw, status = fm_status or "", fm_norm
+    return _clean_inline(raw)[:300], status
 
 
 def _status_section_text(lines: list[str], blocks: list[_Heading]) -> str | None:
@@ -813,7 +874,14 @@ def _norm_date(raw: Any) -> str | None:
         return f"{m.group(1)}-{int(m.group(2)):02d}-{int(m.group(3)):02d}"
     m = _DMY_DATE.search(s)
     if m:
-        return m.group(0)  # day/month order is ambiguous: keep as written
+        # Teams writing dd/mm/yyyy (MoJ, Tendermint) outnumber mm/dd/yyyy ones in ADRs; a first field
+        # above 12 settles it either way.
+        day, month = int(m.group(1)), int(m.group(2))
+        if month > 12 >= day:
+            day, month = month, day
+        if 1 <= month <= 12 and 1 <= day <= 31:
+            return f"{m.group(3)}-{month:02d}-{day:02d}"
+        return m.group(0)
     m = re.search(r"\b\d{4}-\d{2}\b", s)
     return m.group(0) if m else None
 
@@ -875,33 +943,39 @@ def _clean_inline(text: str) -> str:
 
 
 def _summary_paragraph(para: str) -> str | None:
+    """One paragraph as a plain sentence run: wrapped lines re-joined, list items separated."""
     lines = [ln for ln in para.split("\n") if ln.strip()]
-    if not lines:
-        return None
-    if all(ln.lstrip().startswith("|") for ln in lines):
-        return None  # a table
+    if not lines or all(ln.lstrip().startswith("|") for ln in lines):
+        return None  # nothing, or a table
     if _ATX.match(lines[0]):
         lines = lines[1:]
-        if not lines:
-            return None
-    out: list[str] = []
-    for ln in lines:
-        ln = re.sub(r"^\s*>\s?", "", ln)
-        ln = _BULLET.sub("", ln)
-        ln = _clean_inline(ln)
-        if ln:
-            out.append(ln)
-    if not out:
-        return None
     joined = ""
-    for piece in out:
+    for raw in lines:
+        is_item = bool(_BULLET.match(raw))
+        piece = _BULLET.sub("", re.sub(r"^\s*>\s?", "", raw)).strip()
+        if not piece:
+            continue
         if not joined:
             joined = piece
+        elif is_item:
+            joined = _end_sentence(joined, "; ") + piece
         elif _ends_cjk(joined) or _starts_cjk(piece):
             joined += piece
         else:
-            joined += (" " if re.search(r"[.:;!?,]$", joined) else "; ") + piece
-    return joined.strip()
+            joined += " " + piece
+    text = _clean_inline(joined)
+    return text or None
+
+
+def _end_sentence(text: str, latin_sep: str) -> str:
+    """Separator before the next item: nothing after 。/:, 。 after CJK, latin_sep otherwise."""
+    if re.search(r"[。．！？:：]$", text):
+        return text if _ends_cjk(text) else text + " "
+    if _ends_cjk(text):
+        return text + "。"
+    if re.search(r"[.;!?]$", text):
+        return text + " "
+    return text + latin_sep
 
 
 def _ends_cjk(s: str) -> bool:
@@ -938,22 +1012,25 @@ def _make_summary(
             s = _summary_from(text)
             if s:
                 return s
-    # No usable section: the first prose after the title and the metadata.
-    start = (title_line + 1) if title_line is not None else 0
-    body_lines = [
-        ln
-        for ln in lines[start:]
-        if not _META_LINE.match(ln) or len(ln) > 120
-    ]
-    s = _summary_from("\n".join(body_lines))
-    if s:
-        return s
     for name in SECTIONS:
         if sections.get(name):
             s = _summary_from(sections[name])
             if s:
                 return s
-    return ""
+    # No usable section: the first prose after the title, skipping metadata lines and Status/Changelog.
+    start = (title_line + 1) if title_line is not None else 0
+    skip: set[int] = set()
+    for idx, h in enumerate(blocks):
+        skip.add(h.line)
+        if _heading_key(h.text) in META_HEADINGS:
+            end = blocks[idx + 1].line if idx + 1 < len(blocks) else len(lines)
+            skip.update(range(h.line, end))
+    body_lines = [
+        ln
+        for i, ln in enumerate(lines)
+        if i >= start and i not in skip and (not _META_LINE.match(ln) or len(ln) > 120)
+    ]
+    return _summary_from("\n".join(body_lines))
 
 
 def _summary_from(text: str) -> str:
@@ -971,12 +1048,7 @@ def _summary_from(text: str) -> str:
             break
     joined = ""
     for p in pieces:
-        if not joined:
-            joined = p
-        elif _ends_cjk(joined):
-            joined += p
-        else:
-            joined += (" " if re.search(r"[.:;!?]$", joined) else ". ") + p
+        joined = _end_sentence(joined, ". ") + p if joined else p
     return _cap(joined)
 
 
@@ -988,11 +1060,67 @@ _ADR_MENTION = re.compile(
 )
 _MD_LINK = re.compile(r"\[([^\]]*)\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")
 _REF_DEF = re.compile(r"^\s*\[[^\]]+\]:\s*<?(\S+?)>?(?:\s+.*)?$", re.MULTILINE)
-_SUPERSEDED_BY_LINE = re.compile(
-    r"superseded\s+(?:\([^)]*\)\s+)?by|replaced\s+by|置換された|により(?:上書き|置換|置き換え)|で\s*supersede",
-    re.IGNORECASE,
+# Typed relation phrases: (pattern, kind, where the target sits relative to the phrase).
+_TYPED_PHRASES: tuple[tuple[re.Pattern[str], LinkKind, Literal["after", "before"]], ...] = (
+    (
+        re.compile(r"本\s*ADR\s*を\s*(?:上書き|置換|置き換え|supersede)", re.IGNORECASE),
+        "superseded_by",
+        "before",
+    ),
+    (
+        re.compile(r"により\s*(?:上書き|置換|置き換え)|で\s*supersede", re.IGNORECASE),
+        "superseded_by",
+        "before",
+    ),
+    (
+        re.compile(
+            r"superseded\s+(?:\([^)]*\)\s+)?(?:in\s+part\s+)?by|replaced\s+by|置換された|置き換えられた",
+            re.IGNORECASE,
+        ),
+        "superseded_by",
+        "after",
+    ),
+    (re.compile(r"\bsupersedes?\b(?!\s+by)|\breplaces\b", re.IGNORECASE), "supersedes", "after"),
+    (re.compile(r"を\s*(?:置換|置き換え|上書き)", re.IGNORECASE), "supersedes", "before"),
 )
-_SUPERSEDES_LINE = re.compile(r"\bsupersedes\b|\breplaces\b|を置換|を置き換え|を上書き", re.IGNORECASE)
+_ANY_TYPED = re.compile("|".join(f"(?:{p.pattern})" for p, _k, _w in _TYPED_PHRASES), re.IGNORECASE)
+_SEGMENT_STOP = re.compile(r"[。;；\n]|\.\s|\s[(（]|（|\b[A-Za-z][\w ]{0,20}:\s|[^\x00-\x7f\s]{1,8}[:：]")
+_NEGATED = re.compile(r"\b(?:not|never|n't)\b[\w ]{0,16}$", re.IGNORECASE)
+_LINK_MASK = re.compile(r"\[[^\]]*\]\([^)]*\)")
+
+
+def _typed_targets(path: str, line: str) -> list[tuple[LinkKind, str]]:
+    """Targets named next to a relation phrase: after "Superseded by", before "により上書き"."""
+    out: list[tuple[LinkKind, str]] = []
+    masked = _LINK_MASK.sub(lambda m: "L" * len(m.group(0)), line)
+    for pattern, kind, where in _TYPED_PHRASES:
+        for m in pattern.finditer(masked):
+            if _NEGATED.search(masked, max(0, m.start() - 30), m.start()):
+                continue  # "does not directly supersede ADR23"
+            if where == "after":
+                seg_start, seg_end = m.end(), min(len(line), m.end() + 240)
+                stop = _SEGMENT_STOP.search(masked, seg_start, seg_end)
+                if stop and stop.start() > seg_start:
+                    seg_end = stop.start()
+                segment = line[seg_start:seg_end]
+                found = _ids_in(segment) + _sibling_targets(path, segment)
+            else:
+                seg_start = max(0, m.start() - 160)
+                stops = list(_SEGMENT_STOP.finditer(masked, seg_start, m.start()))
+                if stops:
+                    seg_start = stops[-1].end()
+                segment = line[seg_start : m.start()]
+                cands = [
+                    (mm.start(), t) for mm in _ADR_MENTION.finditer(segment) if (t := _format_id(mm.group(1)))
+                ]
+                cands += [
+                    (mm.start(), t)
+                    for mm in _MD_LINK.finditer(segment)
+                    for t in _sibling_targets(path, mm.group(0))
+                ]
+                found = [max(cands)[1]] if cands else []
+            out.extend((kind, t) for t in found)
+    return out
 
 
 def _ids_in(text: str) -> list[str]:
@@ -1018,7 +1146,9 @@ def _sibling_targets(path: str, text: str) -> list[str]:
         if target.startswith("/"):
             resolved = target.lstrip("/")
         else:
-            resolved = posixpath.normpath(posixpath.join(base, target)) if base else posixpath.normpath(target)
+            resolved = (
+                posixpath.normpath(posixpath.join(base, target)) if base else posixpath.normpath(target)
+            )
         if resolved.startswith("../") or resolved == "..":
             resolved = posixpath.basename(target)
         out.append(resolved)
@@ -1029,7 +1159,7 @@ def _find_links(
     path: str,
     adr_id: str,
     front: Mapping[str, Any],
-    raw_status: str,
+    status_lines: list[str],
     meta: Mapping[str, str],
     body: str,
 ) -> tuple[AdrLink, ...]:
@@ -1070,33 +1200,45 @@ def _find_links(
             elif re.search(r"\.(md|markdown)$", s):
                 add(kind, s)
 
-    def typed_from_line(line: str) -> None:
-        if _SUPERSEDED_BY_LINE.search(line):
-            kind: LinkKind = "superseded_by"
-        elif _SUPERSEDES_LINE.search(line):
-            kind = "supersedes"
-        else:
-            return
-        for i in _ids_in(line):
-            add(kind, i)
-        for t in _sibling_targets(path, line):
-            add(kind, t)
-
-    typed_from_line(raw_status)
-    for key in ("supersedes", "superseded_by"):
-        if key in meta:
-            kind2: LinkKind = "supersedes" if key == "supersedes" else "superseded_by"
-            for i in _ids_in(meta[key]):
-                add(kind2, i)
+    for line in [*status_lines, *_strip_code(body).split("\n")]:
+        if _ANY_TYPED.search(line):
+            for kind, target in _typed_targets(path, line):
+                add(kind, target)
+    # Everything else mentioned, in reading order: "ADR-N" mentions and links to sibling files.
     body_nocode = _strip_code(body)
-    for line in body_nocode.split("\n"):
-        if _SUPERSEDED_BY_LINE.search(line) or _SUPERSEDES_LINE.search(line):
-            typed_from_line(line)
-    for i in _ids_in(body_nocode):
-        add("related", i)
-    for t in _sibling_targets(path, body_nocode):
-        add("related", t)
-    return tuple(AdrLink(typed[k], targets[k]) for k in order)
+    mentions = [(m.start(), t) for m in _ADR_MENTION.finditer(body_nocode) if (t := _format_id(m.group(1)))]
+    for m in _MD_LINK.finditer(body_nocode):
+        mentions += [(m.start(), t) for t in _sibling_targets(path, m.group(0))]
+    for m in _REF_DEF.finditer(body_nocode):
+        mentions += [(m.start(), t) for t in _sibling_targets(path, m.group(0))]
+    for _pos, target in sorted(mentions, key=lambda x: x[0]):
+        add("related", target)
+    return _merge_file_and_id_links([(typed[k], targets[k]) for k in order])
+
+
+_KIND_RANK: Mapping[str, int] = {"related": 0, "supersedes": 1, "superseded_by": 2}
+
+
+def _merge_file_and_id_links(links: list[tuple[LinkKind, str]]) -> tuple[AdrLink, ...]:
+    """ "[MADR 099](099-foo.md)" is one relation, not two: keep the file target, the stronger kind."""
+    file_ids: dict[str, str] = {}
+    for _kind, target in links:
+        if target.endswith((".md", ".markdown")):
+            fid = _id_from_filename(target)[0]
+            if fid:
+                file_ids.setdefault(canonical_id_key(fid), target)
+    merged: dict[str, LinkKind] = {}
+    order: list[str] = []
+    for kind, target in links:
+        if not target.endswith((".md", ".markdown")):
+            target = file_ids.get(canonical_id_key(target), target)
+        if target in merged:
+            if _KIND_RANK[kind] > _KIND_RANK[merged[target]]:
+                merged[target] = kind
+            continue
+        merged[target] = kind
+        order.append(target)
+    return tuple(AdrLink(merged[t], t) for t in order)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -1108,7 +1250,9 @@ def _extra(front: Mapping[str, Any], meta: Mapping[str, str]) -> dict[str, str]:
     for k, v in front.items():
         if k in ("title", "id", "status", "date") or k in FRONT_MATTER_RELATIONS:
             continue
-        if isinstance(v, str | int | float | bool) or (isinstance(v, list) and all(isinstance(x, str) for x in v)):
+        if isinstance(v, str | int | float | bool) or (
+            isinstance(v, list) and all(isinstance(x, str) for x in v)
+        ):
             s = _str(v)
             if s:
                 out[k] = s

@@ -21,6 +21,7 @@ EmptyReason = Literal[
     "none_qualified",
     "llm_failed",
     "all_dropped_by_verification",
+    "none_relevant",  # recall: the model saw qualified candidates and cited none
 ]
 Relevance = Literal["high", "med", "low"]
 Severity = Literal["critical", "high", "medium", "low"]
@@ -127,6 +128,9 @@ class BlindSpotResult:
     errors: tuple[StageError, ...]
     usage_by_node: Mapping[str, Usage]
     skipped_reason: str | None = None
+    # reason -> count of findings not shown for a reason other than the cap: "merged_duplicates",
+    # "covered_by_adr" (code check), "judge_excluded_as_covered" (the Judge's own report)
+    dropped: Mapping[str, int] = field(default_factory=dict)
 
     @property
     def usage(self) -> Usage:
@@ -145,6 +149,7 @@ class RunMeta:
     duration_s: float
     perspectives: tuple[str, ...]
     embedding: str
+    reused_stages: tuple[str, ...] = ()  # stages served from checkpoints in this run (no new LLM call)
 
 
 @dataclass(frozen=True)
@@ -160,3 +165,4 @@ class Review:
     skipped: tuple[tuple[str, str], ...]  # (stage, reason) for what did not run or degraded
     meta: RunMeta
     error: str | None = None  # the ADR itself could not be reviewed (parse error, ...)
+    adr_dir: str = ""  # repo-relative folder that the citations' paths are relative to (for links)

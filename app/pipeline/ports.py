@@ -8,6 +8,7 @@ from typing import Any, Protocol
 
 from app.core.adr import Adr
 from app.core.results import RetrievalResult, Usage
+from app.core.triggers import ChangedFile
 
 
 @dataclass(frozen=True)
@@ -84,3 +85,194 @@ class StageMemo(Protocol):
 def no_memo(stage: str, compute: Callable[[], dict[str, Any]]) -> dict[str, Any]:
     """The StageMemo that stores nothing: for local one-off runs and unit tests."""
     return compute()
+
+
+# --- Durable runs (seed 004): checkpoints, attempts, leases -------------------------------------------
+
+RUN_STATES = ("queued", "running", "completed", "failed", "cancelled", "stalled")
+TERMINAL_STATES = frozenset({"completed", "failed", "cancelled", "stalled"})
+ATTEMPT_OUTCOMES = ("executed", "skipped-checkpoint", "skipped-locked", "failed")
+
+
+@dataclass(frozen=True)
+class AttemptInfo:
+    """What an executed attempt cost; `put` records it atomically with the checkpoint it produced."""
+
+    duration_s: float = 0.0
+    usage: Usage = field(default_factory=Usage)
+    owner: str | None = None
+    attempt: int | None = None  # None: the store assigns the next number for (run, stage)
+
+
+@dataclass(frozen=True)
+class AttemptRecord:
+    run_key: str
+    stage: str  # a stage name, or "run" for run-level events (a lease that was not granted)
+    attempt: int  # 1, 2, ... per (run_key, stage)
+    outcome: str  # one of ATTEMPT_OUTCOMES
+    duration_s: float
+    usage: Usage
+    error: str | None
+    authoritative: bool  # this attempt produced the stored checkpoint of its stage
+    owner: str | None
+    at: float  # unix time
+
+
+@dataclass(frozen=True)
+class RunRecord:
+    run_key: str
+    state: str  # one of RUN_STATES
+    meta: Mapping[str, Any]
+    error: str | None
+    lease_owner: str | None
+    lease_expires_at: float | None
+    created_at: float
+    updated_at: float  # last progress: a checkpoint, an attempt or a state change (stall detection)
+    finished_at: float | None
+
+
+class CheckpointStore(Protocol):
+    """Stage results and the audit trail of a run, keyed by run key.
+
+    A checkpoint is written once: the first `put` for (run, stage) wins and its attempt is marked
+    authoritative; a later `put` (a second worker that raced) records a non-authoritative attempt and
+    returns False, and the caller uses `get` instead. Implementations must be safe to share between
+    threads (the critics run concurrently) and, for durable stores, between processes.
+    """
+
+    def get(self, run_key: str, stage: str) -> dict[str, Any] | None: ...
+
+    def put(
+        self, run_key: str, stage: str, seq: int | None, payload: Mapping[str, Any], info: AttemptInfo
+    ) -> bool:
+        """Store the checkpoint and record an `executed` attempt in one transaction.
+
+        seq None: next sequence number of the run. Returns True when this payload became the checkpoint.
+        """
+        ...
+
+    def record_attempt(
+        self,
+        run_key: str,
+        stage: str,
+        attempt: int | None,
+        outcome: str,
+        duration_s: float = 0.0,
+        usage: Usage | None = None,
+        error: str | None = None,
+        *,
+        owner: str | None = None,
+    ) -> AttemptRecord: ...
+
+    def attempts(self, run_key: str) -> list[AttemptRecord]: ...
+
+    def checkpoints(self, run_key: str) -> list[tuple[int, str]]:
+        """(seq, stage) of the stored checkpoints, in seq order."""
+        ...
+
+    # run level
+    def ensure_run(self, run_key: str, meta: Mapping[str, Any]) -> RunRecord:
+        """Create the run (state queued) if it does not exist; return it either way."""
+        ...
+
+    def get_run(self, run_key: str) -> RunRecord | None: ...
+
+    def set_state(self, run_key: str, state: str, error: str | None = None) -> None:
+        """Terminal states also clear the lease and set finished_at."""
+        ...
+
+    # leases: one worker per run
+    def claim(self, run_key: str, owner: str, ttl_s: float) -> bool:
+        """Compare-and-set: take the lease if it is free, expired or already ours, and the run is not
+        terminal; the run becomes `running`. False: someone else holds it (record `skipped-locked`)."""
+        ...
+
+    def renew(self, run_key: str, owner: str, ttl_s: float) -> bool: ...
+
+    def release(self, run_key: str, owner: str) -> None: ...
+
+    def mark_stalled(self, no_progress_s: float) -> list[str]:
+        """Watchdog: runs queued/running without progress for no_progress_s become `stalled`."""
+        ...
+
+
+# --------------------------------------------------------------------------------------------------
+# GitHub (implemented by app/adapters/github.py; the Action and the App drive it)
+
+
+class GitHubError(Exception):
+    """A GitHub call that failed for good: not retryable, or still failing when the retry budget ran out."""
+
+    def __init__(self, operation: str, message: str, status: int | None = None) -> None:
+        super().__init__(f"GitHub {operation} failed" + (f" (HTTP {status})" if status else "") + f": {message}")
+        self.operation = operation
+        self.message = message
+        self.status = status
+
+
+@dataclass(frozen=True)
+class PullRequestInfo:
+    repo: str
+    number: int
+    head_sha: str
+    base_sha: str
+    base_ref: str
+    head_repo: str | None  # None when the fork was deleted
+    draft: bool
+    state: str
+    html_url: str = ""
+
+
+@dataclass(frozen=True)
+class RepoFile:
+    path: str  # repo-relative
+    blob_sha: str  # git blob id: equal ids mean equal bytes
+    size: int | None = None
+
+
+@dataclass(frozen=True)
+class RepoComment:
+    id: int
+    body: str
+    html_url: str
+    author: str
+    author_type: str  # "User" | "Bot"
+    author_association: str
+    marker_path: str | None = None  # from the hidden adr-review marker, when the body has one
+    marker_key: str | None = None
+
+
+class GitHubPort(Protocol):
+    def default_branch(self, repo: str) -> str: ...
+
+    def pull_request(self, repo: str, number: int) -> PullRequestInfo: ...
+
+    def changed_files(self, repo: str, number: int) -> list[ChangedFile]:
+        """Every file of the PR, all pages."""
+        ...
+
+    def read_file(self, repo: str, path: str, ref: str) -> bytes | None:
+        """The file's bytes at `ref`, None when it does not exist there."""
+        ...
+
+    def list_files(self, repo: str, ref: str, folders: Sequence[str]) -> list[RepoFile]:
+        """Every file below `folders` ("" = the whole repository) at `ref`."""
+        ...
+
+    def read_blob(self, repo: str, blob_sha: str) -> bytes: ...
+
+    def find_comment(self, repo: str, number: int, adr_path: str) -> RepoComment | None:
+        """This tool's comment for `adr_path` on the PR (by its hidden marker), if there is one."""
+        ...
+
+    def upsert_comment(self, repo: str, number: int, adr_path: str, body: str) -> tuple[RepoComment, bool]:
+        """Edit this tool's comment for `adr_path`, or create it when there is none; True when created."""
+        ...
+
+    def create_comment(self, repo: str, number: int, body: str) -> RepoComment: ...
+
+    def add_reaction(self, repo: str, comment_id: int, content: str) -> None: ...
+
+    def permission(self, repo: str, login: str) -> str:
+        """admin | maintain | write | triage | read | none."""
+        ...

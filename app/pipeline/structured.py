@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from app.config import LlmSettings
 from app.core.llm_json import NotJsonError, parse_json_answer, schema_errors
 from app.core.results import Usage
 from app.pipeline.ports import LlmError, LlmPort, LlmRequest
@@ -31,6 +32,14 @@ class StepOverrides:
     model: str | None = None
     temperature: float | None = None
     max_tokens: int | None = None
+
+    @classmethod
+    def from_config(cls, llm: LlmSettings, prompt_name: str) -> StepOverrides:
+        """The repo config's `llm.prompts.<name>` values, which win over the prompt's meta.yaml."""
+        o = llm.prompts.get(prompt_name)
+        if o is None:
+            return cls()
+        return cls(model=o.model, temperature=o.temperature, max_tokens=o.max_tokens)
 
 
 @dataclass(frozen=True)
@@ -63,7 +72,10 @@ def call_prompt(
     prompt: Prompt,
     variables: Mapping[str, Any],
     overrides: StepOverrides | None = None,
+    validate: Callable[[Any], list[str]] | None = None,
 ) -> StructuredAnswer:
+    """`validate` replaces the strict output_schema check (returns problems, [] when acceptable): for steps
+    whose code repairs some violations itself, e.g. recall maps an unknown relevance to low."""
     request = build_request(prompt, variables, overrides)
     log.info("prompt_loaded", extra={"prompt": prompt.name, "model": request.model, "source": str(prompt.folder)})
     try:
@@ -76,7 +88,7 @@ def call_prompt(
             data = parse_json_answer(response.text)
         except NotJsonError as exc:
             raise StepFailed("not_json", str(exc), response.usage, response.text) from exc
-    problems = schema_errors(data, prompt.schema)
+    problems = validate(data) if validate is not None else schema_errors(data, prompt.schema)
     if problems:
         raise StepFailed("schema", "; ".join(problems), response.usage, response.text)
     return StructuredAnswer(data=data, raw_text=response.text, usage=response.usage, request=request)

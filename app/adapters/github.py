@@ -1,0 +1,352 @@
+"""GitHubPort over PyGithub, with our own bounded retries.
+
+PyGithub's built-in retry is switched off: it can sleep for the whole rate-limit window, and a job must
+never hang for an hour on a reset time. Here every call is retried on rate limits (403/429), 5xx and
+connection errors, waiting what GitHub asks (`retry-after`, else `x-ratelimit-reset`, else backoff), with
+a cap on attempts and on the total wait; past the cap the call raises GitHubError, never returns empty.
+
+Comments: one per ADR, found by the hidden marker the renderer writes. Only comments written by a bot
+or by a repository collaborator count as ours, so a stranger who pastes a marker cannot capture it.
+"""
+
+from __future__ import annotations
+
+import base64
+import logging
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from app.core.triggers import ALLOWED_ASSOCIATIONS, ChangedFile
+from app.pipeline.ports import GitHubError, PullRequestInfo, RepoComment, RepoFile
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+DEFAULT_API_URL = "https://api.github.com"
+USER_AGENT = "adr-review"
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    max_attempts: int = 5
+    max_total_wait_s: float = 180.0  # across all retries of one call
+    backoff_s: float = 2.0  # first backoff for 5xx / connection errors, doubled each time
+    secondary_wait_s: float = 60.0  # GitHub: "wait at least one minute" on a secondary limit without headers
+
+
+def retry_wait(
+    status: int | None,
+    headers: dict[str, str],
+    message: str,
+    attempt: int,
+    *,
+    now: float,
+    policy: RetryPolicy,
+) -> float | None:
+    """Seconds to wait before the next attempt, or None when this failure is not worth retrying.
+
+    Follows GitHub's guidance: `retry-after` first; else, with `x-ratelimit-remaining: 0`, until
+    `x-ratelimit-reset`; else a secondary rate limit waits a minute; 5xx and connection errors back off.
+    """
+    h = {k.lower(): v for k, v in headers.items()}
+    backoff = policy.backoff_s * (2 ** (attempt - 1))
+    retry_after = _float(h.get("retry-after"))
+    rate_limited = status in (403, 429) and (
+        retry_after is not None or h.get("x-ratelimit-remaining") == "0" or "rate limit" in message.lower()
+    )
+    if rate_limited:
+        if retry_after is not None:
+            return max(retry_after, 0.0)
+        reset = _float(h.get("x-ratelimit-reset"))
+        if h.get("x-ratelimit-remaining") == "0" and reset is not None:
+            return max(reset - now, 0.0) + 1.0
+        return policy.secondary_wait_s
+    if status is None or status >= 500:
+        return retry_after if retry_after is not None else backoff
+    return None
+
+
+def _float(value: str | None) -> float | None:
+    try:
+        return float(value) if value is not None else None
+    except ValueError:
+        return None
+
+
+class GitHubAdapter:
+    """The GitHubPort for one token and one API host (GITHUB_API_URL on GitHub Enterprise Server)."""
+
+    def __init__(
+        self,
+        token: str | None,
+        *,
+        base_url: str = DEFAULT_API_URL,
+        policy: RetryPolicy | None = None,
+        sleep: Callable[[float], None] = time.sleep,
+        clock: Callable[[], float] = time.time,
+        seconds_between_writes: float | None = 1.0,
+        timeout: int = 30,
+    ) -> None:
+        from github import Auth, Github  # PyGithub: imported only when GitHub is used
+
+        self._gh = Github(
+            auth=Auth.Token(token) if token else None,
+            base_url=(base_url or DEFAULT_API_URL).rstrip("/"),
+            retry=None,
+            seconds_between_requests=None,
+            seconds_between_writes=seconds_between_writes,
+            per_page=100,
+            timeout=timeout,
+            user_agent=USER_AGENT,
+            lazy=True,
+        )
+        self._policy = policy or RetryPolicy()
+        self._sleep = sleep
+        self._clock = clock
+        self.waited_s = 0.0  # total time spent waiting on retries, for the run's log
+
+    # ---------------------------------------------------------------------------------------------
+    # retries
+
+    def _call(
+        self, operation: str, fn: Callable[[], T], *, before_retry: Callable[[], T | None] | None = None
+    ) -> T:
+        """Run fn with bounded retries. `before_retry` may return a result that makes a retry moot
+        (a POST that did land although its response was a 502)."""
+        import requests
+        from github import GithubException
+
+        waited = 0.0
+        attempt = 0
+        while True:
+            attempt += 1
+            try:
+                return fn()
+            except GithubException as exc:
+                status: int | None = exc.status
+                headers = dict(exc.headers or {})
+                message = _message(exc.data) or str(exc)
+            except (requests.ConnectionError, requests.Timeout) as exc:
+                status, headers, message = None, {}, f"{type(exc).__name__}: {exc}"
+            wait = retry_wait(status, headers, message, attempt, now=self._clock(), policy=self._policy)
+            if wait is None:
+                raise GitHubError(operation, message, status)
+            if attempt >= self._policy.max_attempts or waited + wait > self._policy.max_total_wait_s:
+                raise GitHubError(
+                    operation,
+                    f"{message} (gave up after {attempt} attempt(s), {waited:.0f}s waited; "
+                    f"the next wait would have been {wait:.0f}s)",
+                    status,
+                )
+            log.warning(
+                "GitHub %s: %s (HTTP %s); retry %d in %.1fs", operation, message, status, attempt, wait
+            )
+            self._sleep(wait)
+            waited += wait
+            self.waited_s += wait
+            if before_retry is not None:
+                done = before_retry()
+                if done is not None:
+                    return done
+
+    def _repo(self, repo: str) -> Any:
+        return self._gh.get_repo(repo)  # lazy: no request
+
+    # ---------------------------------------------------------------------------------------------
+    # reads
+
+    def default_branch(self, repo: str) -> str:
+        return self._call("get repository", lambda: str(self._gh.get_repo(repo).raw_data["default_branch"]))
+
+    def pull_request(self, repo: str, number: int) -> PullRequestInfo:
+        def get() -> PullRequestInfo:
+            data = self._repo(repo).get_pull(number).raw_data
+            head_repo = (data.get("head") or {}).get("repo")
+            return PullRequestInfo(
+                repo=repo,
+                number=int(data["number"]),
+                head_sha=data["head"]["sha"],
+                base_sha=data["base"]["sha"],
+                base_ref=data["base"]["ref"],
+                head_repo=head_repo.get("full_name") if head_repo else None,
+                draft=bool(data.get("draft")),
+                state=str(data.get("state", "")),
+                html_url=str(data.get("html_url", "")),
+            )
+
+        return self._call(f"get pull request #{number}", get)
+
+    def changed_files(self, repo: str, number: int) -> list[ChangedFile]:
+        def get() -> list[ChangedFile]:
+            return [
+                ChangedFile(
+                    path=f.filename,
+                    status=f.status,
+                    previous_path=f.raw_data.get("previous_filename"),
+                    blob_sha=f.raw_data.get("sha"),
+                )
+                for f in self._repo(repo).get_pull(number).get_files()  # PaginatedList: every page
+            ]
+
+        return self._call(f"list files of #{number}", get)
+
+    def read_file(self, repo: str, path: str, ref: str) -> bytes | None:
+        from github import UnknownObjectException
+
+        def get() -> bytes | None:
+            try:
+                content = self._repo(repo).get_contents(path, ref=ref)
+            except UnknownObjectException:
+                return None
+            if isinstance(content, list) or content.type != "file":
+                return None  # a folder or a submodule
+            if content.raw_data.get("encoding") == "base64" and content.raw_data.get("content") is not None:
+                return bytes(content.decoded_content)
+            return self._blob(repo, content.sha)  # > 1 MB: the contents API sends no content
+
+        return self._call(f"read {path}@{ref[:12]}", get)
+
+    def read_blob(self, repo: str, blob_sha: str) -> bytes:
+        return self._call(f"read blob {blob_sha[:12]}", lambda: self._blob(repo, blob_sha))
+
+    def _blob(self, repo: str, blob_sha: str) -> bytes:
+        blob = self._repo(repo).get_git_blob(blob_sha)
+        if blob.encoding == "base64":
+            return base64.b64decode(blob.content)
+        return str(blob.content).encode("utf-8")
+
+    def list_files(self, repo: str, ref: str, folders: Sequence[str]) -> list[RepoFile]:
+        """One recursive tree call; a truncated tree (huge repos) falls back to walking `folders`."""
+
+        def get() -> list[RepoFile]:
+            tree = self._repo(repo).get_git_tree(ref, recursive=True)
+            if tree.raw_data.get("truncated"):
+                return self._walk(repo, ref, folders)
+            return [
+                RepoFile(path=e.path, blob_sha=e.sha, size=e.size)
+                for e in tree.tree
+                if e.type == "blob" and _under(e.path, folders)
+            ]
+
+        return self._call(f"list files at {ref[:12]}", get)
+
+    def _walk(self, repo: str, ref: str, folders: Sequence[str]) -> list[RepoFile]:
+        from github import UnknownObjectException
+
+        out: list[RepoFile] = []
+        pending = sorted(set(folders)) or [""]
+        while pending:
+            folder = pending.pop()
+            try:
+                items = self._repo(repo).get_contents(folder, ref=ref)
+            except UnknownObjectException:
+                continue
+            for item in items if isinstance(items, list) else [items]:
+                if item.type == "dir":
+                    pending.append(item.path)
+                elif item.type == "file":
+                    out.append(RepoFile(path=item.path, blob_sha=item.sha, size=item.size))
+        return sorted(out, key=lambda f: f.path)
+
+    def permission(self, repo: str, login: str) -> str:
+        from github import GithubException
+
+        def get() -> str:
+            try:
+                return str(self._repo(repo).get_collaborator_permission(login))
+            except GithubException as exc:
+                if exc.status == 404:  # not a collaborator (or the user does not exist)
+                    return "none"
+                raise
+
+        return self._call(f"read the permission of {login}", get)
+
+    # ---------------------------------------------------------------------------------------------
+    # comments
+
+    def list_comments(self, repo: str, number: int) -> list[RepoComment]:
+        def get() -> list[RepoComment]:
+            return [_comment(c) for c in self._repo(repo).get_issue(number).get_comments()]
+
+        return self._call(f"list comments of #{number}", get)
+
+    def find_comment(self, repo: str, number: int, adr_path: str) -> RepoComment | None:
+        return pick_comment(self.list_comments(repo, number), adr_path)
+
+    def create_comment(self, repo: str, number: int, body: str) -> RepoComment:
+        return self._call(
+            f"comment on #{number}",
+            lambda: _comment(self._repo(repo).get_issue(number).create_comment(body)),
+        )
+
+    def edit_comment(self, repo: str, number: int, comment_id: int, body: str) -> RepoComment:
+        def edit() -> RepoComment:
+            comment = self._repo(repo).get_issue(number).get_comment(comment_id)  # lazy: PATCH only
+            comment.edit(body)
+            return _comment(comment)
+
+        return self._call(f"edit comment {comment_id}", edit)
+
+    def upsert_comment(self, repo: str, number: int, adr_path: str, body: str) -> tuple[RepoComment, bool]:
+        existing = self.find_comment(repo, number, adr_path)
+        if existing is not None:
+            return self.edit_comment(repo, number, existing.id, body), False
+
+        def post() -> RepoComment:
+            return _comment(self._repo(repo).get_issue(number).create_comment(body))
+
+        def landed() -> RepoComment | None:  # a 5xx after the POST may still have created it
+            return self.find_comment(repo, number, adr_path)
+
+        created = self._call(f"comment on #{number}", post, before_retry=landed)
+        return created, True
+
+    def add_reaction(self, repo: str, comment_id: int, content: str) -> None:
+        def react() -> None:
+            # Issue numbers do not matter for the comment's URL: /repos/o/r/issues/comments/{id}.
+            self._repo(repo).get_issue(0).get_comment(comment_id).create_reaction(content)
+
+        self._call(f"react {content} to comment {comment_id}", react)
+
+
+def pick_comment(comments: Iterable[RepoComment], adr_path: str) -> RepoComment | None:
+    """The oldest comment that carries this ADR's marker and was written by a bot or a collaborator."""
+    for c in comments:
+        if c.marker_path == adr_path and (
+            c.author_type == "Bot" or c.author_association.upper() in ALLOWED_ASSOCIATIONS
+        ):
+            return c
+    return None
+
+
+def _comment(c: Any) -> RepoComment:
+    """From a PyGithub IssueComment. Attributes, not raw_data: a listed comment is "incomplete" in lazy
+    mode and raw_data would fetch it again, one GET per comment."""
+    from app.core.render import parse_marker
+
+    body = str(c.body or "")
+    marker = parse_marker(body)
+    return RepoComment(
+        id=int(c.id),
+        body=body,
+        html_url=str(c.html_url or ""),
+        author=str(c.user.login) if c.user else "",
+        author_type=str(c.user.type) if c.user else "User",
+        author_association=str(c.author_association or "NONE"),
+        marker_path=marker[0] if marker else None,
+        marker_key=marker[1] if marker else None,
+    )
+
+
+def _under(path: str, folders: Sequence[str]) -> bool:
+    if not folders or "" in folders:
+        return True
+    return any(path == f or path.startswith(f.rstrip("/") + "/") for f in folders)
+
+
+def _message(data: Any) -> str:
+    if isinstance(data, dict):
+        return str(data.get("message") or "")
+    return str(data or "")

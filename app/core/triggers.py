@@ -1,0 +1,382 @@
+"""Which GitHub event leads to what: the decision table of the Action and the App, as pure functions.
+
+Events arrive here as plain dataclasses (app/adapters/events.py turns githubkit's webhook models into
+them), so the whole policy -- PR actions, drafts, bots, comment commands, who may run them, fork PRs,
+which changed files are ADRs -- is testable against real payloads without GitHub or an SDK.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Literal
+
+# --------------------------------------------------------------------------------------------------
+# Events (what the adapters produce)
+
+PR_ACTIONS = frozenset({"opened", "synchronize", "reopened", "ready_for_review"})
+ALLOWED_ASSOCIATIONS = frozenset({"OWNER", "MEMBER", "COLLABORATOR"})
+# Repository permissions (GET .../collaborators/{user}/permission) that count as a collaborator: an
+# org member whose membership is private shows up as CONTRIBUTOR or NONE in `author_association`.
+ALLOWED_PERMISSIONS = frozenset({"admin", "maintain", "write"})
+REINDEX_EVENTS = frozenset({"schedule", "workflow_dispatch"})
+ALL_STAGES = frozenset({"recall", "blindspots"})
+COMMAND = "/adr-review"
+
+
+@dataclass(frozen=True)
+class Actor:
+    login: str
+    type: str  # "User" | "Bot" | "Organization" | "Mannequin"
+
+    @property
+    def is_bot(self) -> bool:
+        return self.type == "Bot" or self.login.endswith("[bot]")
+
+
+@dataclass(frozen=True)
+class PullRequestEvent:
+    event_name: str  # "pull_request" | "pull_request_target"
+    action: str
+    repo: str  # "owner/name" of the base repository
+    number: int
+    draft: bool
+    head_sha: str
+    base_sha: str
+    base_ref: str
+    head_repo: str | None  # None when the fork was deleted
+    sender: Actor
+    default_branch: str
+
+    @property
+    def is_fork(self) -> bool:
+        return is_fork(self.repo, self.head_repo)
+
+
+@dataclass(frozen=True)
+class CommentEvent:
+    action: str  # "created" | "edited" | "deleted"
+    repo: str
+    number: int  # the issue / PR number
+    on_pull_request: bool  # `issue.pull_request` is present
+    comment_id: int
+    body: str
+    author_association: str
+    sender: Actor
+    default_branch: str
+
+
+@dataclass(frozen=True)
+class ReindexEvent:
+    event_name: str  # "schedule" | "workflow_dispatch"
+    repo: str
+    default_branch: str
+
+
+@dataclass(frozen=True)
+class OtherEvent:
+    event_name: str
+    action: str | None = None
+
+
+Event = PullRequestEvent | CommentEvent | ReindexEvent | OtherEvent
+
+
+def is_fork(base_repo: str, head_repo: str | None) -> bool:
+    """A PR whose head lives in another repository (or in a deleted one) is a fork PR."""
+    return head_repo is None or head_repo.casefold() != base_repo.casefold()
+
+
+# --------------------------------------------------------------------------------------------------
+# Comment commands
+
+CommandKind = Literal["all", "recall", "blind-spots", "help", "unknown"]
+
+_COMMAND_STAGES: dict[str, frozenset[str]] = {
+    "all": ALL_STAGES,
+    "recall": frozenset({"recall"}),
+    "blind-spots": frozenset({"blindspots"}),
+}
+_SUBCOMMAND_ALIASES = {
+    "": "all",
+    "all": "all",
+    "run": "all",
+    "recall": "recall",
+    "blind-spots": "blind-spots",
+    "blindspots": "blind-spots",
+    "blind_spots": "blind-spots",
+    "help": "help",
+}
+_COMMAND_LINE = re.compile(r"^/adr-review(?:[ \t]+(?P<sub>\S+))?(?:[ \t].*)?$", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class Command:
+    kind: CommandKind
+    raw: str  # the command line as written
+
+    @property
+    def stages(self) -> frozenset[str]:
+        return _COMMAND_STAGES.get(self.kind, frozenset())
+
+
+def parse_command(body: str) -> Command | None:
+    """The `/adr-review ...` command on the first non-blank line of a comment, else None.
+
+    Only the first line counts, so a quoted (`> /adr-review`) or mentioned command in prose never
+    triggers a run; `/adr-reviewer` is not the command.
+    """
+    for line in body.splitlines():
+        stripped = line.strip()
+        if not stripped:
+            continue
+        m = _COMMAND_LINE.match(stripped)
+        if not m:
+            return None
+        sub = (m.group("sub") or "").casefold()
+        kind = _SUBCOMMAND_ALIASES.get(sub, "unknown")
+        return Command(kind=kind, raw=stripped[:200])  # type: ignore[arg-type]
+    return None
+
+
+def is_authorized(author_association: str, permission: str | None = None) -> bool:
+    """OWNER, MEMBER and COLLABORATOR may run commands; a write/maintain/admin permission also counts."""
+    if author_association.upper() in ALLOWED_ASSOCIATIONS:
+        return True
+    return (permission or "").casefold() in ALLOWED_PERMISSIONS
+
+
+HELP_TEXT = """\
+**adr-review** commands (comment on the pull request):
+
+| Command | What it does |
+| --- | --- |
+| `/adr-review` | Review the changed ADRs again: recall of related ADRs and the blind-spot critics |
+| `/adr-review recall` | Re-run only the recall of related past ADRs |
+| `/adr-review blind-spots` | Re-run only the blind-spot critics |
+| `/adr-review help` | Show this help |
+
+Only repository owners, members and collaborators can run commands. Results update the existing \
+adr-review comment of each ADR; no new comment is added."""
+
+DENIED_TEXT = (
+    "Sorry @{login}, only repository owners, members and collaborators can run `/adr-review` commands, "
+    "so nothing was run. A maintainer can comment `/adr-review` to start a review."
+)
+
+UNKNOWN_TEXT = "Unknown command `{raw}`: nothing was run.\n\n" + HELP_TEXT
+
+
+# --------------------------------------------------------------------------------------------------
+# Decisions
+
+DecisionKind = Literal["review", "reindex", "help", "deny", "ignore"]
+
+
+@dataclass(frozen=True)
+class Decision:
+    """What to do with one event. `summary` is the one line the run prints whatever happens."""
+
+    kind: DecisionKind
+    summary: str
+    stages: frozenset[str] = ALL_STAGES
+    forced: bool = False  # a comment command: new run key, same comment
+    react: bool = False  # put 👀 on the command comment
+    reply: str | None = None  # post this as a (new, separate) reply comment
+    read_only: bool = False  # fork PR on `pull_request`: read-only token, no secrets -> no comment
+    needs_permission_check: bool = False  # association not enough: ask the API for the permission
+
+
+def screen(event: Event) -> Decision | None:
+    """Cheap first pass that needs no API call: an `ignore` decision, or None to go on with `decide`."""
+    if isinstance(event, OtherEvent):
+        suffix = f".{event.action}" if event.action else ""
+        return Decision(
+            "ignore", f"adr-review: event {event.event_name}{suffix} is not handled; nothing to do."
+        )
+    if isinstance(event, ReindexEvent):
+        return None
+    if event.sender.is_bot:
+        return Decision("ignore", f"adr-review: sender {event.sender.login} is a bot; nothing to do.")
+    if isinstance(event, PullRequestEvent):
+        if event.action not in PR_ACTIONS:
+            return Decision(
+                "ignore", f"adr-review: pull_request.{event.action} is not reviewed; nothing to do."
+            )
+        return None
+    if event.action != "created":
+        return Decision("ignore", f"adr-review: issue_comment.{event.action} is not handled; nothing to do.")
+    if not event.on_pull_request:
+        return Decision(
+            "ignore", f"adr-review: #{event.number} is an issue, not a pull request; nothing to do."
+        )
+    if parse_command(event.body) is None:
+        return Decision("ignore", "adr-review: the comment is not an /adr-review command; nothing to do.")
+    return None
+
+
+def decide(event: Event, *, review_drafts: bool = False, permission: str | None = None) -> Decision:
+    """The full decision. `permission` is the commenter's repository permission when it was looked up."""
+    first = screen(event)
+    if first is not None:
+        return first
+    if isinstance(event, ReindexEvent):
+        return Decision(
+            "reindex", f"adr-review: re-indexing the ADRs of {event.repo}@{event.default_branch}."
+        )
+    if isinstance(event, PullRequestEvent):
+        if event.draft and not review_drafts:
+            return Decision(
+                "ignore",
+                f"adr-review: #{event.number} is a draft; drafts are skipped (set review_drafts: true).",
+            )
+        read_only = event.event_name == "pull_request" and event.is_fork
+        summary = f"adr-review: reviewing the ADRs changed by #{event.number} ({event.action})."
+        if read_only:
+            summary += " Fork PR: read-only token, so the report goes to the job summary only."
+        return Decision("review", summary, read_only=read_only)
+    assert isinstance(event, CommentEvent)
+    command = parse_command(event.body)
+    assert command is not None  # screen() let it through
+    if command.kind == "help":
+        return Decision("help", "adr-review: posted the command help.", react=True, reply=HELP_TEXT)
+    if not is_authorized(event.author_association, permission):
+        if permission is None and event.author_association.upper() not in ALLOWED_ASSOCIATIONS:
+            return Decision(
+                "deny",
+                f"adr-review: {event.sender.login} ({event.author_association}) is not a collaborator.",
+                needs_permission_check=True,
+            )
+        return Decision(
+            "deny",
+            f"adr-review: {event.sender.login} ({event.author_association}) may not run commands; nothing run.",
+            reply=DENIED_TEXT.format(login=event.sender.login),
+        )
+    if command.kind == "unknown":
+        return Decision(
+            "help",
+            f"adr-review: unknown command {command.raw!r}; posted the help.",
+            react=False,
+            reply=UNKNOWN_TEXT.format(raw=command.raw.replace("`", "'")),
+        )
+    return Decision(
+        "review",
+        f"adr-review: {command.raw} by {event.sender.login} on #{event.number}: re-running {_stages(command)}.",
+        stages=command.stages,
+        forced=True,
+        react=True,
+    )
+
+
+def _stages(command: Command) -> str:
+    return " and ".join(sorted(command.stages)) or "nothing"
+
+
+# --------------------------------------------------------------------------------------------------
+# Which changed files are ADRs
+
+MARKDOWN_SUFFIXES = (".md", ".markdown")
+
+
+@dataclass(frozen=True)
+class ChangedFile:
+    path: str
+    status: str  # added | modified | removed | renamed | copied | changed | unchanged
+    previous_path: str | None = None
+    blob_sha: str | None = None
+
+
+@lru_cache(maxsize=256)
+def glob_regex(pattern: str) -> re.Pattern[str]:
+    """A path glob as a regex: `**` spans directories (also none), `*` and `?` stay inside one segment.
+
+    `docs/adr/**` matches everything below docs/adr; `docs/adr` alone means the same (a folder);
+    `**/adr/*.md` matches an adr folder at any depth.
+    """
+    pat = pattern.strip().lstrip("/")
+    if pat.startswith("./"):
+        pat = pat[2:]
+    if pat and not any(c in pat for c in "*?[") and not pat.endswith(MARKDOWN_SUFFIXES):
+        pat = pat.rstrip("/") + "/**"  # a bare folder
+    out: list[str] = []
+    i = 0
+    while i < len(pat):
+        c = pat[i]
+        if pat.startswith("**/", i):
+            out.append("(?:[^/]+/)*")
+            i += 3
+        elif pat.startswith("**", i):
+            out.append(".*")
+            i += 2
+        elif c == "*":
+            out.append("[^/]*")
+            i += 1
+        elif c == "?":
+            out.append("[^/]")
+            i += 1
+        elif c == "[":
+            end = pat.find("]", i + 1)
+            if end == -1:
+                out.append(re.escape(c))
+                i += 1
+            else:
+                body = pat[i + 1 : end]
+                if body.startswith("!"):
+                    body = "^" + body[1:]
+                out.append(f"[{body.replace(chr(92), chr(92) * 2)}]")
+                i = end + 1
+        else:
+            out.append(re.escape(c))
+            i += 1
+    return re.compile("".join(out) + r"\Z")
+
+
+def matches_any(path: str, globs: Iterable[str]) -> bool:
+    return any(glob_regex(g).match(path) for g in globs)
+
+
+def is_markdown(path: str) -> bool:
+    return path.casefold().endswith(MARKDOWN_SUFFIXES)
+
+
+def select_adrs(
+    paths: Iterable[str], globs: Sequence[str], *, accept: Callable[[str], bool] = lambda _p: True
+) -> list[str]:
+    """Markdown files under the ADR globs that `accept` (e.g. not a README or template), sorted, unique."""
+    return sorted({p for p in paths if is_markdown(p) and matches_any(p, globs) and accept(p)})
+
+
+def changed_adrs(
+    files: Iterable[ChangedFile], globs: Sequence[str], *, accept: Callable[[str], bool] = lambda _p: True
+) -> list[ChangedFile]:
+    """The changed files that are ADRs and still exist at the head (a deleted ADR has nothing to review)."""
+    keep = []
+    for f in files:
+        if f.status == "removed":
+            continue
+        if is_markdown(f.path) and matches_any(f.path, globs) and accept(f.path):
+            keep.append(f)
+    return sorted(keep, key=lambda f: f.path)
+
+
+def adr_glob_roots(globs: Iterable[str]) -> list[str]:
+    """The fixed folder prefix of each glob (`docs/adr/**` -> `docs/adr`): where to look for ADRs."""
+    roots = set()
+    for g in globs:
+        parts = []
+        for part in g.strip().lstrip("/").split("/"):
+            if any(c in part for c in "*?["):
+                break
+            parts.append(part)
+        roots.add(posixpath.join(*parts) if parts else "")
+    return sorted(roots)
+
+
+def no_adr_summary(number: int, changed_count: int, globs: Sequence[str]) -> str:
+    return (
+        f"adr-review: #{number} changes {changed_count} file(s), none of them an ADR "
+        f"(globs: {', '.join(globs)}); nothing to do."
+    )

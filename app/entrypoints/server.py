@@ -1,0 +1,141 @@
+"""The GitHub App's HTTP side: `POST /webhook` and `GET /healthz` (Starlette, served by uvicorn).
+
+The webhook does only what must happen before GitHub gets its answer: read the raw body (size-capped),
+verify `X-Hub-Signature-256`, screen the event, and store the delivery with the runs it implies in one
+transaction; the review itself runs on the worker threads (app/pipeline/worker.py). Answers:
+401 bad or missing signature (nothing stored) · 400 missing delivery headers or a body that is not JSON
+· 413 body over the cap · 204 an event or action we do not handle · 202 stored (or a duplicate of a stored
+delivery: `"duplicate": true`, nothing new queued).
+Imported only by `adr-review serve`: Starlette stays out of every other command.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import anyio.to_thread
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from app.core.webhook_signature import verify
+from app.pipeline.intake import delivery_record, intake
+from app.pipeline.queue import RunQueue
+
+log = logging.getLogger("adr_review.server")
+
+GITHUB_MAX_BODY = 25 * 1024 * 1024
+
+
+class _TooLarge(Exception):
+    pass
+
+
+@dataclass
+class WebhookConfig:
+    secret: str | None  # None only with --insecure-no-secret (local development)
+    max_body_bytes: int = GITHUB_MAX_BODY
+    max_attempts: int = 3
+
+
+async def _read_body(request: Request, limit: int) -> bytes:
+    declared = request.headers.get("content-length")
+    if declared is not None and declared.isdigit() and int(declared) > limit:
+        raise _TooLarge
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > limit:
+            raise _TooLarge
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def create_app(
+    config: WebhookConfig,
+    queue: RunQueue,
+    *,
+    on_enqueued: Callable[[], None] | None = None,
+    health_extra: Callable[[], dict[str, Any]] | None = None,
+) -> Starlette:
+    """The ASGI app. on_enqueued wakes the workers; health_extra adds worker facts to /healthz."""
+    if config.secret is None:
+        log.warning("webhook_signature_disabled: --insecure-no-secret, every request is accepted unsigned")
+
+    async def webhook(request: Request) -> Response:
+        started = time.perf_counter()
+        try:
+            body = await _read_body(request, config.max_body_bytes)
+        except _TooLarge:
+            return JSONResponse({"error": "payload too large"}, status_code=413)
+        if config.secret is not None and not verify(
+            config.secret, body, request.headers.get("x-hub-signature-256")
+        ):
+            log.warning(
+                "webhook_rejected_signature",
+                extra={
+                    "delivery": request.headers.get("x-github-delivery"),
+                    "sha1_only": _sha1_only(request),
+                },
+            )
+            return JSONResponse({"error": "missing or invalid X-Hub-Signature-256"}, status_code=401)
+        event = request.headers.get("x-github-event")
+        delivery_id = request.headers.get("x-github-delivery")
+        if not event or not delivery_id:
+            return JSONResponse(
+                {"error": "X-GitHub-Event and X-GitHub-Delivery are required"}, status_code=400
+            )
+        hook_id = request.headers.get("x-github-hook-id") or "0"
+        try:
+            payload = json.loads(body)
+        except ValueError:
+            return JSONResponse({"error": "body is not JSON"}, status_code=400)
+        if not isinstance(payload, dict):
+            return JSONResponse({"error": "body is not a JSON object"}, status_code=400)
+        result = intake(event, payload, max_attempts=config.max_attempts)
+        if result.ignored is not None:
+            log.info(
+                "webhook_ignored", extra={"delivery": delivery_id, "event": event, "why": result.ignored}
+            )
+            return Response(status_code=204)
+        record = delivery_record(hook_id, delivery_id, event, body, result)
+        accepted = await anyio.to_thread.run_sync(queue.accept_delivery, record, result.runs)
+        if accepted.new_runs and on_enqueued is not None:
+            on_enqueued()
+        log.info(
+            "webhook_accepted",
+            extra={
+                "delivery": delivery_id,
+                "event": event,
+                "duplicate": not accepted.stored,
+                "runs": list(accepted.run_keys),
+                "ms": round((time.perf_counter() - started) * 1000, 2),
+            },
+        )
+        return JSONResponse(
+            {"delivery": delivery_id, "duplicate": not accepted.stored, "runs": list(accepted.run_keys)},
+            status_code=202,
+        )
+
+    async def healthz(request: Request) -> Response:
+        facts: dict[str, Any] = await anyio.to_thread.run_sync(queue.health)
+        if health_extra is not None:
+            facts.update(health_extra())
+        ok = bool(facts.get("store_writable")) and facts.get("workers_alive", 1) != 0
+        facts["ok"] = ok
+        return JSONResponse(facts, status_code=200 if ok else 503)
+
+    return Starlette(
+        routes=[Route("/webhook", webhook, methods=["POST"]), Route("/healthz", healthz, methods=["GET"])]
+    )
+
+
+def _sha1_only(request: Request) -> bool:
+    return "x-hub-signature" in request.headers and "x-hub-signature-256" not in request.headers

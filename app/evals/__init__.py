@@ -1,0 +1,1 @@
+"""Offline evaluations: retrieval on corpora, prompts on golden cases."""

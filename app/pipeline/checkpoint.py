@@ -1,0 +1,83 @@
+"""StageMemo over a CheckpointStore: reuse a stored stage result, or compute it, store it, record it.
+
+Every call leaves one attempt row: `skipped-checkpoint` when the result was already stored (no LLM
+call), `executed` (atomically with the checkpoint) when it was computed, `failed` when compute raised.
+Tokens and cost of an attempt come from the payload's `usage` (or `usage_by_node`) when present, and
+from the exception's `usage` attribute for a failed call that was still paid for.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from app.core.results import Usage
+from app.core.serde import SerdeError, from_dict
+from app.pipeline.ports import AttemptInfo, CheckpointStore, StageMemo
+
+log = logging.getLogger(__name__)
+
+
+def usage_of_payload(payload: Mapping[str, Any]) -> Usage:
+    """The usage a stage payload reports: `usage`, else the sum of `usage_by_node`, else nothing."""
+    try:
+        if isinstance(payload.get("usage"), Mapping):
+            return from_dict(Usage, payload["usage"])
+        by_node = payload.get("usage_by_node")
+        if isinstance(by_node, Mapping):
+            total = Usage()
+            for u in by_node.values():
+                total = total + from_dict(Usage, u)
+            return total
+    except SerdeError:
+        log.warning("checkpoint_usage_unreadable")
+    return Usage()
+
+
+def memo_for(
+    store: CheckpointStore,
+    run_key: str,
+    *,
+    owner: str | None = None,
+    clock: Callable[[], float] = time.monotonic,
+    on_reuse: Callable[[str], None] | None = None,
+) -> StageMemo:
+    """A StageMemo bound to one run. Thread-safe as far as the store is (both provided stores are).
+
+    on_reuse(stage) is called for every stage served from a checkpoint (the footer counts them).
+    """
+
+    def memo(stage: str, compute: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+        stored = store.get(run_key, stage)
+        if stored is not None:
+            store.record_attempt(run_key, stage, None, "skipped-checkpoint", 0.0, Usage(), None, owner=owner)
+            log.info("stage_reused", extra={"run_key": run_key, "stage": stage})
+            if on_reuse is not None:
+                on_reuse(stage)
+            return stored
+        started = clock()
+        try:
+            payload = compute()
+        except BaseException as exc:
+            usage = getattr(exc, "usage", None)
+            store.record_attempt(
+                run_key,
+                stage,
+                None,
+                "failed",
+                clock() - started,
+                usage if isinstance(usage, Usage) else Usage(),
+                f"{type(exc).__name__}: {exc}"[:2000],
+                owner=owner,
+            )
+            raise
+        info = AttemptInfo(duration_s=clock() - started, usage=usage_of_payload(payload), owner=owner)
+        if store.put(run_key, stage, None, payload, info):
+            return payload
+        # Another worker stored this stage first: its result is authoritative, ours is discarded.
+        winner = store.get(run_key, stage)
+        return winner if winner is not None else payload
+
+    return memo

@@ -1,0 +1,329 @@
+"""The Recall pre-gate (seed 000, R9 Recaller): related past ADRs for a proposal, verified, advisory.
+
+    query text ─> hybrid candidates (top N) ─┬─ llm:        model picks ≤5 ─> verify (core/citations) ─┐
+                                             └─ extractive: best summary sentence per candidate ───────┴─> citations
+
+Fail-safe-skip: every failure becomes fewer (or zero) citations with one discrete `empty_reason`
+and a log event; run_recall never raises and never rejects. The model's parsed answer and usage go
+through the StageMemo ("recall"), so a re-run re-verifies the stored answer without a second call.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field, fields, replace
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from app.config import RepoConfig
+from app.core.adr import Adr
+from app.core.citations import CandidateText, Verification, successor_of, verify_citations
+from app.core.extractive import pick_extractive
+from app.core.results import Candidate, Citation, EmptyReason, RecallMode, RecallResult, StageError, Usage
+from app.core.text import fold_whitespace
+from app.pipeline.ports import AdrIndex, LlmPort, StageMemo, no_memo
+from app.pipeline.structured import StepFailed, StepOverrides, call_prompt
+from app.prompts import PromptError, load_prompt
+
+log = logging.getLogger(__name__)
+
+PROMPT_NAME = "recall-pre-gate"
+STAGE = "recall"
+_LANGUAGE_NAMES = {"ja": "Japanese (日本語)", "en": "English"}
+# Our own delimiter tags in the prompt: ADR text must not be able to close them and talk to the model.
+_OUR_TAGS = re.compile(r"<\s*/?\s*(proposal|candidate_adrs)\b[^>]*>", re.IGNORECASE)
+
+
+def build_query_text(adr: Adr) -> str:
+    """Title + context + decision + options: the seed's buildRecallQueryText."""
+    parts = [adr.title, *(adr.sections.get(k, "") for k in ("context", "decision", "alternatives"))]
+    return "\n\n".join(p.strip() for p in parts if p and p.strip())
+
+
+class _AnswerShape(BaseModel):
+    """The boundary check on the model's answer: a list of objects under `citations`.
+
+    Deliberately looser than output_schema.json: an unknown relevance, a sixth item or a foreign id
+    are repaired or dropped per item by verification (and counted) instead of failing the answer.
+    """
+
+    model_config = ConfigDict(extra="ignore")
+    citations: list[dict[str, Any]]
+
+
+def answer_problems(data: Any) -> list[str]:
+    try:
+        _AnswerShape.model_validate(data, strict=True)
+    except ValidationError as exc:
+        return [f"{'.'.join(str(p) for p in e['loc']) or '(root)'}: {e['msg']}" for e in exc.errors()[:5]]
+    return []
+
+
+@dataclass
+class _Run:
+    """What the stage has learnt so far; `result()` turns it into a RecallResult at any exit."""
+
+    mode: RecallMode
+    candidates: tuple[Candidate, ...] = ()
+    usage: Usage = field(default_factory=Usage)
+    dropped: dict[str, int] = field(default_factory=dict)
+    diagnostics: dict[str, Any] = field(default_factory=dict)
+    errors: list[StageError] = field(default_factory=list)
+
+    def result(
+        self, citations: Sequence[Citation] = (), empty_reason: EmptyReason | None = None
+    ) -> RecallResult:
+        return RecallResult(
+            mode=self.mode,
+            citations=tuple(citations),
+            candidates=self.candidates,
+            empty_reason=None if citations else empty_reason,
+            dropped=dict(self.dropped),
+            usage=self.usage,
+            diagnostics=dict(self.diagnostics),
+            errors=tuple(self.errors),
+        )
+
+
+def run_recall(
+    proposal: Adr,
+    index: AdrIndex,
+    folder: Sequence[Adr],
+    llm: LlmPort | None,
+    *,
+    config: RepoConfig,
+    memo: StageMemo = no_memo,
+    enabled: bool = True,
+    prompts_dir: Path | None = None,
+) -> RecallResult:
+    """Recall up to `config.recall.max_citations` related ADRs. Never raises.
+
+    Mode: "disabled" when the kill switch is off (`enabled` from the env, or `recall.enabled`),
+    "llm" with an LlmPort and `recall.llm`, else "extractive".
+    """
+    if not (enabled and config.recall.enabled):
+        log.info("recall_pre_gate_skipped", extra={"reason": "disabled"})
+        return _Run(mode="disabled").result(empty_reason="disabled")
+    run = _Run(mode="llm" if llm is not None and config.recall.llm else "extractive")
+    stage = "retrieval"
+    try:
+        query = build_query_text(proposal)
+        run.diagnostics["query_chars"] = len(query)
+        if not query.strip():
+            log.info("recall_pre_gate_skipped", extra={"reason": "empty_input", "path": proposal.path})
+            return run.result(empty_reason="empty_input")
+
+        reason = _retrieve(run, proposal, index, query, config)
+        if reason is not None:
+            return run.result(empty_reason=reason)
+
+        stage = "llm"
+        if run.mode == "llm":
+            assert llm is not None
+            return _llm_citations(run, proposal, query, folder, llm, config, memo, prompts_dir)
+        stage = "extractive"
+        return _extractive_citations(run, proposal, query, folder, config)
+    except Exception as exc:  # advisory: a bug here must cost the citations, not the review
+        log.exception("recall_pre_gate_failed", extra={"stage": stage})
+        run.errors.append(StageError("recall", f"{stage}: {type(exc).__name__}: {exc}"))
+        return run.result(empty_reason="embedding_failed" if stage == "retrieval" else "llm_failed")
+
+
+def _retrieve(
+    run: _Run, proposal: Adr, index: AdrIndex, query: str, config: RepoConfig
+) -> EmptyReason | None:
+    try:
+        found = index.search(query, top_n=config.retrieval.top_n, exclude_paths=frozenset({proposal.path}))
+    except Exception as exc:
+        log.warning("recall_pre_gate_embedding_failed", extra={"error": f"{type(exc).__name__}: {exc}"})
+        run.errors.append(StageError("recall", f"retrieval: {type(exc).__name__}: {exc}"))
+        return "embedding_failed"
+    run.candidates = tuple(found.candidates)
+    run.diagnostics["retrieval"] = dict(found.diagnostics)
+    if found.diagnostics.get("embedding_failed"):
+        # Hybrid retrieval degrades to BM25 alone: keep going, but say so.
+        log.warning(
+            "recall_pre_gate_embedding_failed",
+            extra={"degraded_to": "bm25", "candidates": len(found.candidates)},
+        )
+    if not run.candidates:
+        reason: EmptyReason = found.empty_reason or "no_candidates"
+        log.info("recall_pre_gate_no_candidates", extra={"reason": reason})
+        return reason
+    if not any(c.qualified for c in run.candidates):
+        log.info(
+            "recall_pre_gate_no_candidates",
+            extra={"reason": "none_qualified", "candidates": len(run.candidates)},
+        )
+        return "none_qualified"
+    return None
+
+
+def _prompt_variables(
+    proposal: Adr, query: str, candidates: Sequence[Candidate], folder: Sequence[Adr]
+) -> dict[str, Any]:
+    def clean(text: str) -> str:
+        return _OUR_TAGS.sub("", text)
+
+    return {
+        "language_name": _LANGUAGE_NAMES.get(proposal.language, proposal.language),
+        "proposal": {
+            "adr_id": clean(proposal.adr_id),
+            "title": clean(fold_whitespace(proposal.title)),
+            "status": proposal.status,
+            "text": clean(query),
+        },
+        "candidates": [
+            {
+                "adr_id": clean(c.adr.adr_id),
+                "title": clean(fold_whitespace(c.adr.title)),
+                "status": c.adr.status,
+                "superseded_by": successor_of(c.adr, folder),
+                "summary": clean(fold_whitespace(c.adr.summary)) or "(no summary)",
+            }
+            for c in candidates
+        ],
+    }
+
+
+def _llm_citations(
+    run: _Run,
+    proposal: Adr,
+    query: str,
+    folder: Sequence[Adr],
+    llm: LlmPort,
+    config: RepoConfig,
+    memo: StageMemo,
+    prompts_dir: Path | None,
+) -> RecallResult:
+    try:
+        prompt = load_prompt(PROMPT_NAME, prompts_dir)
+    except PromptError as exc:
+        log.error("recall_pre_gate_prompt_failed", extra={"error": str(exc)})
+        run.errors.append(StageError("recall", f"prompt: {exc}"))
+        return run.result(empty_reason="llm_failed")
+    variables = _prompt_variables(proposal, query, run.candidates, folder)
+    overrides = StepOverrides.from_config(config.llm, PROMPT_NAME)
+    called = False
+
+    def compute() -> dict[str, Any]:
+        nonlocal called
+        called = True
+        answer = call_prompt(llm, prompt, variables, overrides, validate=answer_problems)
+        usage = answer.usage if answer.usage.model else replace(answer.usage, model=answer.request.model)
+        return {
+            "answer": answer.data,
+            "usage": asdict(usage),
+            "prompt": prompt.name,
+            "prompt_hash": prompt.files_hash(),
+            "model": answer.request.model,
+            "temperature": answer.request.temperature,
+        }
+
+    try:
+        stored = memo(STAGE, compute)
+    except StepFailed as exc:
+        run.usage = exc.usage
+        log.warning("recall_pre_gate_llm_failed", extra={"kind": exc.kind, "error": exc.message})
+        run.errors.append(StageError("recall", f"{exc.kind}: {exc.message}"))
+        run.diagnostics["llm_error"] = exc.kind
+        return run.result(empty_reason="llm_failed")
+    run.usage = _usage_from(stored.get("usage"))
+    run.diagnostics.update(
+        prompt=stored.get("prompt", PROMPT_NAME),
+        model=stored.get("model"),
+        temperature=stored.get("temperature"),  # the configured value, sent or not
+        replayed=not called,
+    )
+    answer: Any = stored.get("answer")
+    problems = answer_problems(answer)
+    if problems:  # a stored answer from an older shape: treat like a bad answer, do not raise
+        run.errors.append(StageError("recall", f"stored answer: {'; '.join(problems)}"))
+        return run.result(empty_reason="llm_failed")
+    verification = _verify(run, proposal, query, answer["citations"], config)
+    citations = _citations(run.candidates, verification, folder)
+    if citations:
+        return run.result(citations)
+    return run.result(
+        empty_reason="all_dropped_by_verification" if verification.proposed else "none_relevant"
+    )
+
+
+def _verify(
+    run: _Run, proposal: Adr, query: str, proposed: Sequence[Any], config: RepoConfig
+) -> Verification:
+    verification = verify_citations(
+        proposed,
+        [CandidateText(c.adr.adr_id, c.adr.summary) for c in run.candidates],
+        [proposal.text, query],
+        limit=config.recall.max_citations,
+    )
+    run.dropped = dict(verification.dropped)
+    run.diagnostics["llm_count"] = verification.proposed
+    run.diagnostics["relevance_normalized"] = verification.relevance_normalized
+    log.info(
+        "recall_pre_gate_citations_filtered",
+        extra={
+            "mode": run.mode,
+            "llm_count": verification.proposed,
+            "kept": len(verification.kept),
+            "dropped": verification.dropped_total,
+            "dropped_by_reason": dict(verification.dropped),
+            "relevance_normalized": verification.relevance_normalized,
+        },
+    )
+    return verification
+
+
+def _extractive_citations(
+    run: _Run, proposal: Adr, query: str, folder: Sequence[Adr], config: RepoConfig
+) -> RecallResult:
+    rc = config.recall
+    picks = pick_extractive(
+        run.candidates, query, limit=rc.max_citations, high=rc.extractive_high, med=rc.extractive_med
+    )
+    proposed = [
+        {
+            "adr_id": run.candidates[p.candidate_index].adr.adr_id,
+            "relevance": p.relevance,
+            "relevance_reason": p.reason,
+        }
+        for p in picks
+    ]
+    # Verbatim by construction; verifying anyway keeps one rule for both modes (and counts a bug).
+    verification = _verify(run, proposal, query, proposed, config)
+    citations = _citations(run.candidates, verification, folder)
+    if citations:
+        return run.result(citations)
+    return run.result(empty_reason="all_dropped_by_verification" if proposed else "none_qualified")
+
+
+def _citations(
+    candidates: Sequence[Candidate], verification: Verification, folder: Sequence[Adr]
+) -> list[Citation]:
+    out = []
+    for v in verification.kept:
+        adr = candidates[v.candidate_index].adr
+        out.append(
+            Citation(
+                adr_id=adr.adr_id,
+                path=adr.path,
+                title=adr.title,
+                status=adr.status,
+                relevance=v.relevance,
+                relevance_reason=v.relevance_reason,
+                superseded_by=successor_of(adr, folder),
+            )
+        )
+    return out
+
+
+def _usage_from(data: Any) -> Usage:
+    if not isinstance(data, dict):
+        return Usage()
+    names = {f.name for f in fields(Usage)}
+    return Usage(**{k: v for k, v in data.items() if k in names})

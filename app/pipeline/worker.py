@@ -1,0 +1,287 @@
+"""Workers of the durable queue: claim a run (compare-and-set lease), execute its stages through the
+checkpoint memo, and settle it in a terminal state (seed 004 / ADR-0116's kill matrix).
+
+- Claim: `RunQueue.claim` takes the lease only if it is free or expired; a worker that loses the race
+  records a `skipped-locked` attempt (stage "run") and moves on. Threads of one process also skip a run
+  another local thread is claiming, so in-process contention does not flood the audit trail.
+- Execute: every stage goes through `memo_for` (checkpointed results are reused, `skipped-checkpoint`),
+  wrapped so that each stage boundary restarts the watchdog clock, checks for cancellation (a newer
+  head SHA superseded the run) or a lost lease, and calls the fault hook (tests only).
+- Settle: completed; on an error, back to the queue with back-off while attempts remain, else failed
+  with the error; a worker killed mid-run leaves its lease to expire and the run is reclaimed by
+  anyone, resuming at its first unfinished stage. A run claimed more often than max_attempts (its
+  workers kept dying) is failed.
+- Heartbeat renews the leases of the runs in progress every ttl/3; the watchdog fails runs with no stage
+  progress for `stall_after_s` (default 60 min) and flags them `stalled_by_watchdog`.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from app.pipeline.checkpoint import memo_for
+from app.pipeline.ports import CheckpointStore, StageMemo
+from app.pipeline.queue import QueueItem, RunQueue
+
+log = logging.getLogger(__name__)
+
+
+class RunAbandoned(Exception):
+    """The run is no longer ours to finish: cancelled, failed by the watchdog, or the lease was lost."""
+
+
+class FaultHook(Protocol):
+    """Test-only fault injection: called at ("<stage>", "before"|"during"|"after") and ("run", "claim")."""
+
+    def __call__(self, stage: str, point: str, item: QueueItem) -> None: ...
+
+
+def no_fault(stage: str, point: str, item: QueueItem) -> None:
+    return None
+
+
+@dataclass(frozen=True)
+class WorkerConfig:
+    lease_ttl_s: float = 300.0
+    retry_backoff_s: float = 30.0
+    stall_after_s: float = 3600.0
+    poll_s: float = 1.0
+    batch: int = 8
+    watchdog_every_s: float = 60.0
+
+
+class Executor(Protocol):
+    """Executes one claimed run. Raise to fail the attempt; return to complete it."""
+
+    def execute(self, item: QueueItem, ctx: RunContext) -> None: ...
+
+
+@dataclass
+class RunContext:
+    item: QueueItem
+    owner: str
+    queue: RunQueue
+    store: CheckpointStore
+    fault: FaultHook = no_fault
+    lease_lost: threading.Event = field(default_factory=threading.Event)
+    failed_in_stage: bool = False
+    reused: list[str] = field(default_factory=list)
+
+    @property
+    def run_key(self) -> str:
+        return self.item.run_key
+
+    def check(self) -> None:
+        """Raise RunAbandoned if the run was cancelled / failed meanwhile or our lease is gone."""
+        if self.lease_lost.is_set():
+            raise RunAbandoned(f"{self.run_key}: lease lost")
+        state = self.queue.state(self.run_key)
+        if state != "running":
+            raise RunAbandoned(f"{self.run_key}: state is {state}")
+
+    def memo(self) -> StageMemo:
+        inner = memo_for(self.store, self.run_key, owner=self.owner, on_reuse=self.reused.append)
+
+        def memo(stage: str, compute: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+            self.check()
+            self.fault(stage, "before", self.item)
+
+            def computed() -> dict[str, Any]:
+                result = compute()
+                self.fault(stage, "during", self.item)  # computed (and paid for), not yet checkpointed
+                return result
+
+            try:
+                result = inner(stage, computed)
+            except RunAbandoned:
+                raise
+            except BaseException:
+                self.failed_in_stage = True
+                raise
+            self.queue.progress(self.run_key)
+            self.fault(stage, "after", self.item)
+            return result
+
+        return memo
+
+
+def default_owner() -> str:
+    return f"{socket.gethostname()}:{os.getpid()}"
+
+
+class WorkerPool:
+    """N worker threads, one heartbeat thread and one watchdog thread over a RunQueue."""
+
+    def __init__(
+        self,
+        queue: RunQueue,
+        store: CheckpointStore,
+        executor: Executor,
+        config: WorkerConfig | None = None,
+        *,
+        owner_prefix: str | None = None,
+        fault: FaultHook = no_fault,
+    ) -> None:
+        self.queue = queue
+        self.store = store
+        self.executor = executor
+        self.config = config or WorkerConfig()
+        self.owner_prefix = owner_prefix or default_owner()
+        self.fault = fault
+        self.wake = threading.Event()
+        self._stop = threading.Event()
+        self._threads: list[threading.Thread] = []
+        self._lock = threading.Lock()
+        self._claiming: set[str] = set()
+        self._active: dict[str, RunContext] = {}
+        self.completed = 0
+        self.failed = 0
+
+    # -- lifecycle -----------------------------------------------------------------------------------
+    def start(self, workers: int) -> WorkerPool:
+        for i in range(workers):
+            t = threading.Thread(
+                target=self._loop, args=(f"{self.owner_prefix}:w{i}",), name=f"worker-{i}", daemon=True
+            )
+            t.start()
+            self._threads.append(t)
+        for target, name in ((self._heartbeat, "lease-heartbeat"), (self._watchdog, "watchdog")):
+            t = threading.Thread(target=target, name=name, daemon=True)
+            t.start()
+            self._threads.append(t)
+        return self
+
+    def stop(self, timeout: float = 10.0) -> None:
+        self._stop.set()
+        self.wake.set()
+        for t in self._threads:
+            t.join(timeout=timeout)
+
+    def notify(self) -> None:
+        self.wake.set()
+
+    def alive(self) -> int:
+        return sum(1 for t in self._threads if t.is_alive() and t.name.startswith("worker-"))
+
+    def facts(self) -> dict[str, Any]:
+        with self._lock:
+            active = len(self._active)
+        return {"workers_alive": self.alive(), "runs_in_progress": active}
+
+    # -- the loop --------------------------------------------------------------------------------------
+    def _loop(self, owner: str) -> None:
+        while not self._stop.is_set():
+            try:
+                worked = self.run_once(owner)
+            except Exception:  # never let a worker thread die: log and back off
+                log.exception("worker_loop_error", extra={"owner": owner})
+                worked = False
+            if not worked:
+                self.wake.wait(self.config.poll_s)
+                self.wake.clear()
+
+    def run_once(self, owner: str) -> bool:
+        """Claim and execute at most one due run. True if a run was executed."""
+        for item in self.queue.due(self.config.batch):
+            with self._lock:
+                if item.run_key in self._claiming or item.run_key in self._active:
+                    continue  # another thread of this process has it
+                self._claiming.add(item.run_key)
+            try:
+                self.fault("run", "claim", item)
+                claimed = self.queue.claim(item.run_key, owner, self.config.lease_ttl_s)
+                if claimed is None:
+                    self.store.record_attempt(
+                        item.run_key,
+                        "run",
+                        None,
+                        "skipped-locked",
+                        error="leased by another worker",
+                        owner=owner,
+                    )
+                    log.info("run_skipped_locked", extra={"run_key": item.run_key, "owner": owner})
+                    continue
+                ctx = RunContext(claimed, owner, self.queue, self.store, self.fault)
+                with self._lock:
+                    self._active[item.run_key] = ctx
+            finally:
+                with self._lock:
+                    self._claiming.discard(item.run_key)
+            try:
+                self._execute(ctx)
+            finally:
+                with self._lock:
+                    self._active.pop(item.run_key, None)
+            return True
+        return False
+
+    def _execute(self, ctx: RunContext) -> None:
+        item, key = ctx.item, ctx.run_key
+        if item.attempts > item.max_attempts:
+            err = item.last_error or item.error or "worker died"
+            msg = f"gave up after {item.attempts - 1} attempts: {err}"
+            self.store.record_attempt(key, "run", None, "failed", error=msg, owner=ctx.owner)
+            self.queue.finish(key, ctx.owner, "failed", msg)
+            self.failed += 1
+            return
+        started = time.monotonic()
+        log.info("run_started", extra={"run_key": key, "attempt": item.attempts, "owner": ctx.owner})
+        try:
+            self.executor.execute(item, ctx)
+            ctx.check()
+        except RunAbandoned as exc:
+            log.info("run_abandoned", extra={"run_key": key, "why": str(exc)})
+            return
+        except Exception as exc:
+            err = f"{type(exc).__name__}: {exc}"[:2000]
+            if not ctx.failed_in_stage:  # a stage failure already has its attempt row
+                self.store.record_attempt(
+                    key, "run", None, "failed", time.monotonic() - started, error=err, owner=ctx.owner
+                )
+            if self.queue.exhausted(key):
+                self.queue.finish(key, ctx.owner, "failed", err)
+                self.failed += 1
+                log.warning("run_failed", extra={"run_key": key, "error": err})
+            else:
+                delay = self.config.retry_backoff_s * item.attempts
+                self.queue.retry_later(key, ctx.owner, err, delay)
+                log.warning("run_retry", extra={"run_key": key, "error": err, "in_s": delay})
+            return
+        self.fault("run", "complete", item)
+        if self.queue.finish(key, ctx.owner, "completed"):
+            self.completed += 1
+            log.info(
+                "run_completed",
+                extra={"run_key": key, "s": round(time.monotonic() - started, 3), "reused": ctx.reused},
+            )
+        else:
+            log.info("run_not_completed", extra={"run_key": key, "state": self.queue.state(key)})
+
+    # -- background ------------------------------------------------------------------------------------
+    def _heartbeat(self) -> None:
+        every = max(0.2, self.config.lease_ttl_s / 3)
+        while not self._stop.wait(every):
+            with self._lock:
+                active = list(self._active.values())
+            for ctx in active:
+                try:
+                    if not self.store.renew(ctx.run_key, ctx.owner, self.config.lease_ttl_s):
+                        ctx.lease_lost.set()
+                except Exception:
+                    log.exception("lease_renew_error", extra={"run_key": ctx.run_key})
+
+    def _watchdog(self) -> None:
+        every = max(0.2, min(self.config.watchdog_every_s, self.config.stall_after_s / 4))
+        while not self._stop.wait(every):
+            try:
+                for key in self.queue.watchdog(self.config.stall_after_s):
+                    log.error("run_stalled_by_watchdog", extra={"run_key": key})
+            except Exception:
+                log.exception("watchdog_error")

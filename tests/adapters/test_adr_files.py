@@ -1,0 +1,172 @@
+"""Folder loading: which files count as ADRs, per-file errors, unique ids."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from app.adapters.adr_files import is_adr_candidate, load_adr_folder, read_adr_file
+from app.core.adr import AdrParseError, canonical_id_key
+
+SHARED = Path(__file__).resolve().parents[2] / ".." / "shared"
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _write(root: Path, rel: str, data: bytes | str) -> None:
+    p = root / rel
+    p.parent.mkdir(parents=True, exist_ok=True)
+    p.write_bytes(data.encode() if isinstance(data, str) else data)
+
+
+@pytest.mark.parametrize(
+    ("rel", "expected"),
+    [
+        ("0001-use-postgres.md", True),
+        ("sub/0002-x.markdown", True),
+        ("README.md", False),
+        ("docs/readme.md", False),
+        ("index.md", False),
+        ("template.md", False),
+        ("adr-template.md", False),
+        ("0000-template.md", False),
+        ("templates.md", True),  # only the word "template" itself marks a template
+        (".drafts/0003-x.md", False),
+        ("sub/.hidden.md", False),
+    ],
+)
+def test_is_adr_candidate(rel: str, expected: bool) -> None:
+    assert is_adr_candidate(rel) is expected
+
+
+def test_load_folder_reports_bad_files_and_keeps_going(tmp_path: Path) -> None:
+    _write(
+        tmp_path,
+        "0001-use-postgres.md",
+        "# Use Postgres\n\n## Status\n\nAccepted\n\n## Decision\n\nPostgres.\n",
+    )
+    _write(tmp_path, "0002-empty.md", b"")
+    _write(tmp_path, "0003-latin1.md", "# Caf\u00e9\n".encode("latin-1"))
+    _write(tmp_path, "0004-binary.md", b"\x00\x01\x02PNG")
+    _write(tmp_path, "nested/0005-events.markdown", "# Events\n\n## Decision\n\nKafka.\n")
+    _write(tmp_path, "README.md", "# ADRs\n")
+    _write(tmp_path, "0000-template.md", "# Title\n")
+    _write(tmp_path, ".git/0006-hidden.md", "# Hidden\n")
+    _write(tmp_path, "notes.txt", "not markdown")
+
+    adrs, errors = load_adr_folder(tmp_path)
+
+    assert [a.path for a in adrs] == ["0001-use-postgres.md", "nested/0005-events.markdown"]
+    assert [a.adr_id for a in adrs] == ["ADR-0001", "ADR-0005"]
+    assert sorted((e.path, e.reason.split(" (")[0]) for e in errors) == [
+        ("0002-empty.md", "empty file"),
+        ("0003-latin1.md", "not UTF-8"),
+        ("0004-binary.md", "binary file"),
+    ]
+
+
+def test_duplicate_ids_keep_the_first_and_suffix_later_ones(tmp_path: Path) -> None:
+    _write(tmp_path, "095-mesh-opentelemetry-backend.md", "# OTel backend\n\n## Decision\n\nA.\n")
+    _write(tmp_path, "095-mesh-scoped-zone-ingress.md", "# Zone ingress\n\n## Decision\n\nB.\n")
+    _write(tmp_path, "0095-third.md", "# Third\n\n## Decision\n\nC.\n")
+    _write(tmp_path, "096-other.md", "# Other\n\n## Decision\n\nD.\n")
+
+    adrs, errors = load_adr_folder(tmp_path)
+
+    assert not errors
+    ids = {a.path: a.adr_id for a in adrs}
+    # Sorted by path: "0095-third.md" < "095-mesh-o..." < "095-mesh-s..."
+    assert ids == {
+        "0095-third.md": "ADR-0095",
+        "095-mesh-opentelemetry-backend.md": "ADR-0095-b",
+        "095-mesh-scoped-zone-ingress.md": "ADR-0095-c",
+        "096-other.md": "ADR-0096",
+    }
+    keys = [canonical_id_key(a.adr_id) for a in adrs]
+    assert len(set(keys)) == len(keys)
+    renamed = next(a for a in adrs if a.adr_id == "ADR-0095-b")
+    assert renamed.extra["original_id"] == "ADR-0095"
+
+
+def test_kuma_reused_numbers_get_unique_ids() -> None:
+    root = SHARED / "corpora" / "kumahq__kuma"
+    assert root.is_dir(), f"shared corpora missing at {root.resolve()}"
+    adrs, errors = load_adr_folder(root)
+    assert not errors
+    assert len(adrs) == 109
+    keys = [canonical_id_key(a.adr_id) for a in adrs]
+    assert len(set(keys)) == len(keys)
+    by_path = {a.path: a.adr_id for a in adrs}
+    assert by_path["095-mesh-opentelemetry-backend.md"] == "ADR-0095"
+    assert by_path["095-mesh-scoped-zone-ingress-egress.md"] == "ADR-0095-b"
+    assert by_path["100-otel-env-bootstrap-runtime.md"] == "ADR-0100"
+    assert by_path["100-zone-egress-endpoint-storage.md"] == "ADR-0100-b"
+
+
+def test_every_corpus_folder_loads_without_errors() -> None:
+    corpora = SHARED / "corpora"
+    assert corpora.is_dir(), f"shared corpora missing at {corpora.resolve()}"
+    total = 0
+    for folder in sorted(p for p in corpora.iterdir() if p.is_dir()):
+        adrs, errors = load_adr_folder(folder)
+        assert not errors, errors
+        assert len({canonical_id_key(a.adr_id) for a in adrs}) == len(adrs)
+        total += len(adrs)
+    assert total == 644
+    # Nested folders keep their relative path (the qrels use "tendermint-core/adr-007-....md").
+    cometbft, _ = load_adr_folder(corpora / "cometbft__cometbft")
+    assert "tendermint-core/adr-007-trust-metric-usage.md" in {a.path for a in cometbft}
+
+
+def test_read_adr_file_errors_carry_the_relative_path(tmp_path: Path) -> None:
+    with pytest.raises(AdrParseError) as err:
+        read_adr_file(tmp_path / "missing.md", "docs/adr/missing.md")
+    assert err.value.path == "docs/adr/missing.md"
+    assert err.value.reason.startswith("cannot read file")
+
+    big = tmp_path / "big.md"
+    big.write_bytes(b"# Big\n" + b"x" * 5000)
+    with pytest.raises(AdrParseError, match="file too large"):
+        read_adr_file(big, "big.md", max_bytes=1000)
+
+
+def test_missing_folder_is_an_error_not_a_crash(tmp_path: Path) -> None:
+    adrs, errors = load_adr_folder(tmp_path / "nope")
+    assert adrs == []
+    assert len(errors) == 1 and "does not exist" in errors[0].reason
+
+
+def test_examples_folder_loads_and_links_resolve() -> None:
+    adrs, errors = load_adr_folder(REPO / "examples" / "adr")
+    assert not errors
+    assert 6 <= len(adrs) <= 7
+    assert {a.language for a in adrs} == {"en", "ja"}
+    paths = {a.path for a in adrs}
+    ids = {canonical_id_key(a.adr_id) for a in adrs}
+    # Every link in the examples points at an example ADR (by file or by id).
+    for adr in adrs:
+        for link in adr.links:
+            assert link.target in paths or canonical_id_key(link.target) in ids, (adr.path, link)
+    kinds = {link.kind for a in adrs for link in a.links}
+    assert kinds == {"supersedes", "superseded_by", "related"}
+    superseded = [a for a in adrs if a.status == "superseded"]
+    assert superseded and all(any(lk.kind == "superseded_by" for lk in a.links) for a in superseded)
+    for adr in adrs:
+        assert {"context", "decision", "consequences"} <= set(adr.sections), adr.path
+
+
+def test_example_proposals_parse_with_risks_and_relations() -> None:
+    examples, _ = load_adr_folder(REPO / "examples" / "adr")
+    paths = {a.path for a in examples}
+    proposals, errors = load_adr_folder(REPO / "examples" / "proposals")
+    assert not errors
+    assert {p.path: p.language for p in proposals} == {
+        "0008-adopt-kafka-for-order-events.md": "en",
+        "0009-session-store-redis.md": "ja",
+    }
+    for p in proposals:
+        assert p.status == "proposed", p.path
+        assert {"context", "decision", "alternatives", "consequences", "risks"} <= set(p.sections), p.path
+        assert 60 <= p.text.count("\n") <= 150, p.path
+        # "../adr/0005-....md" links leave the proposals folder: they resolve to the example's file name.
+        assert sum(lk.target in paths for lk in p.links) >= 2, p.links

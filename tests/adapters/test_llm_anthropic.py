@@ -1,0 +1,301 @@
+"""AnthropicLlm: the real `anthropic` client against the fake Messages API on 127.0.0.1."""
+
+from __future__ import annotations
+
+import json
+import time
+
+import pytest
+
+from app.adapters.llm import PROMPT_HEADER, AnthropicLlm, make_llm
+from app.config import LlmSettings, ModelPrice, RepoConfig, Settings
+from app.pipeline.ports import LlmError, LlmRequest
+from tests.fakes.messages_server import FakeMessagesServer, Reply
+
+SCHEMA = {
+    "$schema": "https://json-schema.org/draft/2020-12/schema",
+    "type": "object",
+    "required": ["citations"],
+    "properties": {"citations": {"type": "array", "maxItems": 5}},
+}
+CANDIDATE_BLOCK = (
+    "<candidate_adrs>\n" + "### ADR-0001 — A\nsummary: a long stable block\n" * 200 + "</candidate_adrs>"
+)
+
+
+def request(model: str = "claude-sonnet-4-6", temperature: float | None = 0.0) -> LlmRequest:
+    return LlmRequest(
+        prompt_name="recall-pre-gate",
+        system="You recall ADRs.",
+        user="<proposal>Use Kafka</proposal>",
+        cacheable_prefix=CANDIDATE_BLOCK,
+        output_schema=SCHEMA,
+        model=model,
+        temperature=temperature,
+        max_tokens=300,
+    )
+
+
+def settings(**kw: object) -> LlmSettings:
+    base: dict[str, object] = {"timeout_s": 2.0, "max_retries": 2, "total_budget_s": 20.0}
+    base.update(kw)
+    return LlmSettings.model_validate(base)
+
+
+@pytest.fixture
+def llm(fake_anthropic: FakeMessagesServer) -> AnthropicLlm:
+    return AnthropicLlm("test-key", settings(), base_url=fake_anthropic.base_url)
+
+
+ANSWER = {
+    "citations": [{"adr_id": "ADR-0001", "relevance": "high", "relevance_reason": "a long stable block"}]
+}
+
+
+def test_a_good_answer_comes_back_parsed_with_usage_and_cost(
+    fake_anthropic: FakeMessagesServer, llm: AnthropicLlm
+) -> None:
+    fake_anthropic.script(
+        "recall-pre-gate",
+        Reply(
+            answer=ANSWER,
+            usage={
+                "input_tokens": 1000,
+                "output_tokens": 200,
+                "cache_creation_input_tokens": 3000,
+                "cache_read_input_tokens": 500,
+            },
+        ),
+    )
+    response = llm.complete(request())
+    assert json.loads(response.text) == ANSWER
+    u = response.usage
+    assert (u.input_tokens, u.output_tokens, u.cache_write_tokens, u.cache_read_tokens) == (
+        1000,
+        200,
+        3000,
+        500,
+    )
+    assert u.model == "claude-sonnet-4-6" and u.calls == 1 and u.latency_s > 0
+    # sonnet-4*: 3 / 15 / 0.30 read / 3.75 write per MTok
+    assert u.cost_usd == pytest.approx((1000 * 3 + 200 * 15 + 500 * 0.3 + 3000 * 3.75) / 1e6)
+    assert fake_anthropic.count("recall-pre-gate") == 1
+
+
+def test_the_request_asks_for_the_schema_caches_the_candidates_and_names_the_prompt(
+    fake_anthropic: FakeMessagesServer, llm: AnthropicLlm
+) -> None:
+    fake_anthropic.script("recall-pre-gate", Reply(answer=ANSWER))
+    llm.complete(request())
+    call = fake_anthropic.calls()[0]
+    body = call.request
+    assert call.headers[PROMPT_HEADER] == "recall-pre-gate"
+    fmt = body["output_config"]["format"]
+    assert fmt["type"] == "json_schema"
+    assert fmt["schema"]["required"] == ["citations"] and "$schema" not in fmt["schema"]
+    assert (
+        "maxItems: 5" in fmt["schema"]["properties"]["citations"]["description"]
+    )  # moved by transform_schema
+    assert "tools" not in body and "tool_choice" not in body  # forced tools are refused by newer models
+    assert body["system"] == [{"type": "text", "text": "You recall ADRs."}]
+    cached, user = body["messages"][0]["content"]
+    assert cached == {"type": "text", "text": CANDIDATE_BLOCK, "cache_control": {"type": "ephemeral"}}
+    assert user == {"type": "text", "text": "<proposal>Use Kafka</proposal>"}
+    assert body["max_tokens"] == 300
+    assert body["model"] == "claude-sonnet-4-6"
+
+
+def test_structured_output_can_be_switched_off(fake_anthropic: FakeMessagesServer) -> None:
+    llm = AnthropicLlm("k", settings(structured_output=False), base_url=fake_anthropic.base_url)
+    llm.complete(request())
+    assert "output_config" not in fake_anthropic.calls()[0].request
+
+
+def test_the_synthetic_cache_is_written_once_then_read(
+    fake_anthropic: FakeMessagesServer, llm: AnthropicLlm
+) -> None:
+    first = llm.complete(request()).usage
+    second = llm.complete(request()).usage
+    assert first.cache_write_tokens > 0 and first.cache_read_tokens == 0
+    assert second.cache_read_tokens == first.cache_write_tokens and second.cache_write_tokens == 0
+
+
+@pytest.mark.parametrize(
+    ("model", "sent"),
+    [
+        ("claude-sonnet-4-6", True),
+        ("claude-haiku-4-5", True),
+        ("claude-opus-4-6", True),
+        ("claude-opus-4-7", False),
+        ("claude-sonnet-5-5", False),
+        ("claude-fable-5-1", False),
+        ("claude-next", False),
+    ],
+)
+def test_temperature_is_sent_only_to_models_that_accept_it(
+    fake_anthropic: FakeMessagesServer, llm: AnthropicLlm, model: str, sent: bool
+) -> None:
+    llm.complete(request(model=model, temperature=0.2))
+    body = fake_anthropic.calls()[0].request
+    assert ("temperature" in body) is sent
+    if sent:
+        assert body["temperature"] == 0.2
+
+
+def test_no_temperature_configured_sends_none(fake_anthropic: FakeMessagesServer, llm: AnthropicLlm) -> None:
+    llm.complete(request(temperature=None))
+    assert "temperature" not in fake_anthropic.calls()[0].request
+
+
+def test_529_is_retried_then_succeeds(fake_anthropic: FakeMessagesServer, llm: AnthropicLlm) -> None:
+    fake_anthropic.script("recall-pre-gate", Reply(status=529), Reply(answer=ANSWER))
+    assert json.loads(llm.complete(request()).text) == ANSWER
+    assert [c.status for c in fake_anthropic.calls()] == [529, 200]
+
+
+@pytest.mark.parametrize("status", [408, 409, 429, 500, 503])
+def test_other_retryable_statuses_are_retried(
+    fake_anthropic: FakeMessagesServer, llm: AnthropicLlm, status: int
+) -> None:
+    fake_anthropic.script(
+        "recall-pre-gate", Reply(status=status, headers={"retry-after-ms": "10"}), Reply(answer=ANSWER)
+    )
+    assert json.loads(llm.complete(request()).text) == ANSWER
+    assert fake_anthropic.count() == 2
+
+
+@pytest.mark.parametrize("status", [400, 401, 403, 404, 413])
+def test_client_errors_are_not_retried(
+    fake_anthropic: FakeMessagesServer, llm: AnthropicLlm, status: int
+) -> None:
+    fake_anthropic.script("recall-pre-gate", Reply(status=status), Reply(answer=ANSWER))
+    with pytest.raises(LlmError) as err:
+        llm.complete(request())
+    assert err.value.kind == "http_error"
+    assert f"HTTP {status}" in err.value.message
+    assert fake_anthropic.count() == 1
+    assert err.value.usage.calls == 1 and err.value.usage.input_tokens == 0
+
+
+def test_retries_are_bounded_by_max_retries(fake_anthropic: FakeMessagesServer) -> None:
+    llm = AnthropicLlm("k", settings(max_retries=1), base_url=fake_anthropic.base_url)
+    fake_anthropic.script("recall-pre-gate", *[Reply(status=529, headers={"retry-after-ms": "1"})] * 5)
+    with pytest.raises(LlmError) as err:
+        llm.complete(request())
+    assert err.value.kind == "http_error" and "529" in err.value.message
+    assert fake_anthropic.count() == 2
+
+
+def test_a_slow_answer_times_out_per_attempt_and_is_retried(fake_anthropic: FakeMessagesServer) -> None:
+    llm = AnthropicLlm("k", settings(timeout_s=0.3, max_retries=1), base_url=fake_anthropic.base_url)
+    fake_anthropic.script("recall-pre-gate", Reply(delay=3, answer=ANSWER), Reply(delay=3, answer=ANSWER))
+    started = time.monotonic()
+    with pytest.raises(LlmError) as err:
+        llm.complete(request())
+    elapsed = time.monotonic() - started
+    assert err.value.kind == "timeout"
+    assert fake_anthropic.count() == 2
+    assert elapsed < 2.5  # two 0.3 s attempts and one back-off, not the server's 3 s
+
+
+def test_the_total_budget_stops_retries_early(fake_anthropic: FakeMessagesServer) -> None:
+    llm = AnthropicLlm(
+        "k", settings(timeout_s=5, max_retries=10, total_budget_s=1.0), base_url=fake_anthropic.base_url
+    )
+    fake_anthropic.script("recall-pre-gate", *[Reply(status=529, headers={"retry-after": "0.3"})] * 20)
+    started = time.monotonic()
+    with pytest.raises(LlmError) as err:
+        llm.complete(request())
+    elapsed = time.monotonic() - started
+    assert elapsed < 1.5
+    assert 2 <= fake_anthropic.count() <= 4
+    assert err.value.kind == "http_error" and "budget" in err.value.message
+
+
+def test_a_retry_after_longer_than_the_budget_is_not_waited_for(fake_anthropic: FakeMessagesServer) -> None:
+    llm = AnthropicLlm("k", settings(total_budget_s=5.0), base_url=fake_anthropic.base_url)
+    fake_anthropic.script("recall-pre-gate", Reply(status=429, headers={"retry-after": "60"}))
+    started = time.monotonic()
+    with pytest.raises(LlmError):
+        llm.complete(request())
+    assert time.monotonic() - started < 1.0
+    assert fake_anthropic.count() == 1
+
+
+def test_the_budget_caps_a_slow_attempt(fake_anthropic: FakeMessagesServer) -> None:
+    llm = AnthropicLlm(
+        "k", settings(timeout_s=10, max_retries=3, total_budget_s=0.8), base_url=fake_anthropic.base_url
+    )
+    fake_anthropic.script("recall-pre-gate", *[Reply(delay=5, answer=ANSWER)] * 4)
+    started = time.monotonic()
+    with pytest.raises(LlmError) as err:
+        llm.complete(request())
+    assert err.value.kind == "timeout"
+    assert time.monotonic() - started < 2.5
+
+
+def test_a_text_answer_is_returned_as_text_for_tolerant_parsing(
+    fake_anthropic: FakeMessagesServer, llm: AnthropicLlm
+) -> None:
+    fake_anthropic.script("recall-pre-gate", Reply(text='Here you go:\n```json\n{"citations": []}\n```'))
+    response = llm.complete(request())
+    assert response.data is None
+    assert response.text.startswith("Here you go")  # call_prompt's tolerant parser finds the JSON
+    assert response.usage.output_tokens > 0
+
+
+def test_an_empty_answer_is_an_error(fake_anthropic: FakeMessagesServer, llm: AnthropicLlm) -> None:
+    fake_anthropic.script("recall-pre-gate", Reply(text=""))
+    with pytest.raises(LlmError) as err:
+        llm.complete(request())
+    assert err.value.kind == "empty"
+    assert err.value.usage.calls == 1  # the call was paid for
+
+
+def test_a_refusal_is_an_error(fake_anthropic: FakeMessagesServer, llm: AnthropicLlm) -> None:
+    body = {
+        "id": "msg_1",
+        "type": "message",
+        "role": "assistant",
+        "model": "claude-sonnet-4-6",
+        "content": [],
+        "stop_reason": "refusal",
+        "stop_sequence": None,
+        "usage": {"input_tokens": 10, "output_tokens": 0},
+    }
+    fake_anthropic.script("recall-pre-gate", Reply(body=body))
+    with pytest.raises(LlmError) as err:
+        llm.complete(request())
+    assert err.value.kind == "refused" and err.value.usage.input_tokens == 10
+
+
+def test_connection_refused_is_a_connection_error() -> None:
+    with FakeMessagesServer() as server:
+        url = server.base_url
+    llm = AnthropicLlm("k", settings(max_retries=0), base_url=url)
+    with pytest.raises(LlmError) as err:
+        llm.complete(request())
+    assert err.value.kind == "connection"
+
+
+def test_unknown_models_cost_nothing_but_still_count_tokens(fake_anthropic: FakeMessagesServer) -> None:
+    llm = AnthropicLlm(
+        "k",
+        settings(prices={"x-*": ModelPrice(input=1, output=1, cache_read=1, cache_write=1)}),
+        base_url=fake_anthropic.base_url,
+    )
+    usage = llm.complete(request(model="claude-unknown")).usage
+    assert usage.cost_usd == 0 and usage.input_tokens > 0
+
+
+def test_make_llm_needs_a_key() -> None:
+    assert make_llm(Settings(anthropic_api_key=None), RepoConfig()) is None
+    assert isinstance(make_llm(Settings(anthropic_api_key="k"), RepoConfig()), AnthropicLlm)
+
+
+def test_the_client_is_built_lazily_and_once(fake_anthropic: FakeMessagesServer, llm: AnthropicLlm) -> None:
+    assert llm._client is None
+    llm.complete(request())
+    client = llm._client
+    llm.complete(request())
+    assert client is not None and llm._client is client

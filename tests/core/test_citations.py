@@ -1,0 +1,245 @@
+"""Citation verification: the seed's five steps, table-driven, English and Japanese."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from app.core.adr import Adr, AdrLink
+from app.core.citations import (
+    DUPLICATE,
+    EMPTY_REASON,
+    MALFORMED,
+    NOT_A_CANDIDATE,
+    NOT_VERBATIM,
+    OVER_LIMIT,
+    CandidateText,
+    successor_of,
+    verify_citations,
+)
+
+CANDIDATES = [
+    CandidateText("ADR-0001", "We use PostgreSQL as the primary datastore for all services."),
+    CandidateText("ADR-0012", "イベント配信にはＫａｆｋａを採用し、順序保証はパーティション単位とする。"),
+    CandidateText("ADR-0030", "ガバナンス上、監査ログはＳ３に保管する。"),
+    CandidateText("ADR-20260320-01", "Feature flags are evaluated on the server only."),
+]
+PROPOSAL = (
+    "# ADR-0100 Ordered tenant events\n\n"
+    "We need   ordered\nevents per tenant.  Latency matters less than order.\n\n"
+    "監査ログは\n７年間保存する。その後削除する。"
+)
+
+
+def cite(adr_id: Any, reason: Any, relevance: Any = "high") -> dict[str, Any]:
+    return {"adr_id": adr_id, "relevance": relevance, "relevance_reason": reason}
+
+
+def verify(*items: Any, limit: int = 5, candidates: list[CandidateText] = CANDIDATES):  # type: ignore[no-untyped-def]
+    return verify_citations(list(items), candidates, [PROPOSAL], limit=limit)
+
+
+@pytest.mark.parametrize(
+    ("adr_id", "reason", "source"),
+    [
+        ("ADR-0001", "We use PostgreSQL as the primary datastore", "summary"),
+        # full-width letters in the summary, half-width in the quote (NFKC)
+        ("ADR-0012", "イベント配信にはKafkaを採用し", "summary"),
+        # half-width katakana with a separate voiced mark in the quote (NFKC composes it)
+        ("ADR-0012", "ｲﾍﾞﾝﾄ配信", "summary"),
+        # decomposed kana: カ + combining dakuten == ガ
+        ("ADR-0030", "\u30ab\u3099バナンス上", "summary"),
+        # line breaks and runs of spaces inside the quote, and in the proposal
+        ("ADR-0001", "We need ordered events\n per  tenant.", "proposal"),
+        # a Japanese quote the model joined across the proposal's line break, half-width digit
+        ("ADR-0030", "監査ログは7年間保存する。", "proposal"),
+        # a quote that spans a sentence boundary (contiguous in the source)
+        ("ADR-0030", "７年間保存する。その後削除する。", "proposal"),
+        ("ADR-0001", "events per tenant. Latency matters less than order.", "proposal"),
+        # full-width Latin in the quote, half-width in the summary
+        ("ADR-20260320-01", "Ｆｅａｔｕｒｅ flags are evaluated", "summary"),
+        # surrounding whitespace is not part of the quote
+        ("ADR-0001", "  primary datastore\n", "summary"),
+    ],
+)
+def test_verbatim_quotes_are_kept(adr_id: str, reason: str, source: str) -> None:
+    result = verify(cite(adr_id, reason))
+    assert [c.adr_id for c in result.kept] == [adr_id]
+    assert result.kept[0].quoted_from == source
+    assert result.kept[0].relevance_reason == reason.strip()
+    assert result.dropped == {}
+
+
+@pytest.mark.parametrize(
+    ("adr_id", "reason", "dropped"),
+    [
+        ("ADR-9999", "We use PostgreSQL", NOT_A_CANDIDATE),  # hallucinated id
+        ("ADR-0100", "Ordered tenant events", NOT_A_CANDIDATE),  # the proposal itself is no candidate
+        ("ADR-13", "イベント配信", NOT_A_CANDIDATE),
+        ("ADR-20260320-02", "Feature flags", NOT_A_CANDIDATE),  # a sibling of a dated id
+        ("ADR-0001", "We prefer PostgreSQL as primary store", NOT_VERBATIM),  # paraphrase
+        ("ADR-0001", "PostgreSQLを主データストアとして使う", NOT_VERBATIM),  # translation
+        ("ADR-0001", "監査ログはＳ３に保管する", NOT_VERBATIM),  # another candidate's summary
+        ("ADR-0030", "監査ログは削除する", NOT_VERBATIM),  # two fragments joined
+        ("ADR-0012", "イベント配信にはKafkaを採用する", NOT_VERBATIM),  # one character changed
+        ("ADR-0001", "", EMPTY_REASON),
+        ("ADR-0001", "  \n\t ", EMPTY_REASON),
+        ("ADR-0001", None, EMPTY_REASON),
+        ("ADR-0001", 42, EMPTY_REASON),
+    ],
+)
+def test_bad_citations_are_dropped_and_counted(adr_id: str, reason: Any, dropped: str) -> None:
+    result = verify(cite(adr_id, reason))
+    assert result.kept == ()
+    assert result.dropped == {dropped: 1}
+    assert result.proposed == 1
+
+
+@pytest.mark.parametrize(
+    ("written", "expected"),
+    [
+        ("adr-0001", "ADR-0001"),
+        ("ADR-1", "ADR-0001"),
+        ("ADR-00001", "ADR-0001"),
+        ("Adr-12", "ADR-0012"),
+        (" ADR-0012 ", "ADR-0012"),
+        ("adr-20260320-1", "ADR-20260320-01"),
+    ],
+)
+def test_ids_match_regardless_of_case_and_zero_padding(written: str, expected: str) -> None:
+    summary = {c.adr_id: c.summary for c in CANDIDATES}[expected]
+    result = verify(cite(written, summary[:10]))
+    assert [c.adr_id for c in result.kept] == [expected]  # the index's spelling, not the model's
+
+
+@pytest.mark.parametrize(
+    ("given", "expected", "normalized"),
+    [
+        ("high", "high", 0),
+        ("med", "med", 0),
+        ("low", "low", 0),
+        ("HIGH", "high", 0),
+        (" Med ", "med", 0),
+        ("medium", "low", 1),
+        ("critical", "low", 1),
+        ("", "low", 1),
+        (None, "low", 1),
+        (3, "low", 1),
+    ],
+)
+def test_relevance_outside_the_enum_becomes_low(given: Any, expected: str, normalized: int) -> None:
+    result = verify(cite("ADR-0001", "primary datastore", given))
+    assert [c.relevance for c in result.kept] == [expected]
+    assert result.relevance_normalized == normalized
+    assert result.dropped == {}
+
+
+def test_six_citations_keep_the_first_five() -> None:
+    candidates = [
+        CandidateText(f"ADR-{i:04d}", f"Decision number {i} is recorded here.") for i in range(1, 7)
+    ]
+    items = [cite(f"ADR-{i:04d}", f"Decision number {i} is") for i in range(1, 7)]
+    result = verify(*items, candidates=candidates)
+    assert [c.adr_id for c in result.kept] == [f"ADR-{i:04d}" for i in range(1, 6)]
+    assert result.dropped == {OVER_LIMIT: 1}
+    assert [c.candidate_index for c in result.kept] == [0, 1, 2, 3, 4]
+
+
+def test_the_limit_counts_survivors_not_proposals() -> None:
+    # A dropped citation early in the list does not use up one of the five places.
+    candidates = [
+        CandidateText(f"ADR-{i:04d}", f"Decision number {i} is recorded here.") for i in range(1, 7)
+    ]
+    items = [cite("ADR-9999", "nothing")] + [cite(f"ADR-{i:04d}", f"number {i} is") for i in range(1, 6)]
+    result = verify(*items, candidates=candidates)
+    assert len(result.kept) == 5
+    assert result.dropped == {NOT_A_CANDIDATE: 1}
+
+
+def test_duplicates_keep_the_first_mention() -> None:
+    result = verify(
+        cite("ADR-0001", "primary datastore", "low"),
+        cite("adr-1", "We use PostgreSQL", "high"),
+        cite("ADR-0012", "パーティション単位"),
+    )
+    assert [(c.adr_id, c.relevance) for c in result.kept] == [("ADR-0001", "low"), ("ADR-0012", "high")]
+    assert result.dropped == {DUPLICATE: 1}
+
+
+def test_dedupe_runs_before_the_verbatim_check_as_in_the_seed() -> None:
+    # Step 2 before step 3: a bad first mention shadows a good second one; both are counted.
+    result = verify(cite("ADR-0001", "made-up reason"), cite("ADR-0001", "primary datastore"))
+    assert result.kept == ()
+    assert result.dropped == {DUPLICATE: 1, NOT_VERBATIM: 1}
+
+
+def test_malformed_items_are_dropped_not_fatal() -> None:
+    result = verify(
+        "ADR-0001",
+        {"relevance": "high"},
+        {"adr_id": 1, "relevance_reason": "x"},
+        None,
+        cite("ADR-0001", "primary datastore"),
+    )
+    assert [c.adr_id for c in result.kept] == ["ADR-0001"]
+    assert result.dropped == {MALFORMED: 4}
+    assert result.proposed == 5
+    assert result.dropped_total + len(result.kept) == result.proposed
+
+
+def test_no_candidates_drops_everything() -> None:
+    result = verify(cite("ADR-0001", "primary datastore"), candidates=[])
+    assert result.kept == () and result.dropped == {NOT_A_CANDIDATE: 1}
+
+
+def test_the_proposal_texts_are_alternatives() -> None:
+    result = verify_citations(
+        [cite("ADR-0001", "only in the second text")],
+        CANDIDATES[:1],
+        ["first text", "only in the second text"],
+    )
+    assert [c.quoted_from for c in result.kept] == ["proposal"]
+
+
+# --- supersession ---------------------------------------------------------------------------------
+
+
+def adr(path: str, adr_id: str, status: str = "accepted", links: tuple[AdrLink, ...] = ()) -> Adr:
+    return Adr(
+        path=path,
+        adr_id=adr_id,
+        title=adr_id,
+        status=status,
+        raw_status=status,  # type: ignore[arg-type]
+        date=None,
+        sections={},
+        summary="",
+        language="en",
+        links=links,
+        text="",
+        content_hash="",
+    )
+
+
+def test_successor_from_own_link_resolves_file_names() -> None:
+    old = adr("0012-kafka.md", "ADR-0012", "superseded", (AdrLink("superseded_by", "0020-pulsar.md"),))
+    new = adr("0020-pulsar.md", "ADR-0020")
+    assert successor_of(old, [old, new]) == "ADR-0020"
+
+
+def test_successor_from_the_other_adrs_supersedes_link() -> None:
+    old = adr("0012-kafka.md", "ADR-0012", "superseded")
+    new = adr("0020-pulsar.md", "ADR-0020", "accepted", (AdrLink("supersedes", "adr-12"),))
+    assert successor_of(old, [old, new]) == "ADR-0020"
+
+
+def test_a_proposal_does_not_supersede_an_accepted_adr() -> None:
+    old = adr("0012-kafka.md", "ADR-0012", "accepted")
+    proposal = adr("0020-pulsar.md", "ADR-0020", "proposed", (AdrLink("supersedes", "ADR-0012"),))
+    assert successor_of(old, [old, proposal]) is None
+
+
+def test_not_superseded_has_no_successor() -> None:
+    a = adr("0001-a.md", "ADR-0001")
+    assert successor_of(a, [a, adr("0002-b.md", "ADR-0002", links=(AdrLink("related", "ADR-0001"),))]) is None

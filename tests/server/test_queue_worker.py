@@ -1,0 +1,261 @@
+"""The durable queue and its workers in-process, with a scripted executor and a controllable clock."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from app.adapters.queue_store import QueueStore
+from app.adapters.store import SqliteStore
+from app.pipeline.queue import Delivery, QueueItem, RunSpec
+from app.pipeline.worker import RunAbandoned, RunContext, WorkerConfig, WorkerPool
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.t = 1_000_000.0
+
+    def __call__(self) -> float:
+        return self.t
+
+
+@pytest.fixture
+def clock() -> Clock:
+    return Clock()
+
+
+@pytest.fixture
+def q(tmp_path: Path, clock: Clock) -> Iterator[QueueStore]:
+    store = SqliteStore(tmp_path / "q.sqlite3", clock=clock)
+    yield QueueStore(store)
+    store.close()
+
+
+def spec(key: str = "r1", *, sha: str = "a" * 40, adr: str = "docs/adr/1.md", max_attempts: int = 3) -> RunSpec:
+    return RunSpec(key, "review", "o/r", 7, 1, adr, sha, {}, None, max_attempts)
+
+
+def delivery(guid: str = "g1") -> Delivery:
+    return Delivery("1", guid, "pull_request", "opened", 1, "o/r", "0" * 64, "{}")
+
+
+class Script:
+    """Executor whose stages run through the memo; `fail`/`block` per stage for the test at hand."""
+
+    def __init__(self, stages: tuple[str, ...] = ("recall", "judge", "comment")) -> None:
+        self.stages = stages
+        self.computed: list[tuple[str, str]] = []
+        self.fail: dict[str, int] = {}
+        self.before: dict[str, Callable[[], None]] = {}
+
+    def execute(self, item: QueueItem, ctx: RunContext) -> None:
+        memo = ctx.memo()
+        for stage in self.stages:
+            if stage in self.before:
+                self.before.pop(stage)()
+
+            def compute(stage: str = stage) -> dict[str, Any]:
+                if self.fail.get(stage, 0) > 0:
+                    self.fail[stage] -= 1
+                    raise RuntimeError(f"{stage} broke")
+                self.computed.append((item.run_key, stage))
+                return {"stage": stage}
+
+            memo(stage, compute)
+
+
+def pool(q: QueueStore, ex: Script, **cfg: Any) -> WorkerPool:
+    return WorkerPool(q, q.store, ex, WorkerConfig(**{"lease_ttl_s": 60, "retry_backoff_s": 0, **cfg}), owner_prefix="t")
+
+
+def outcomes(q: QueueStore, key: str) -> list[tuple[str, str, bool]]:
+    return [(a.stage, a.outcome, a.authoritative) for a in q.store.attempts(key)]
+
+
+def test_delivery_and_runs_are_one_transaction_and_idempotent(q: QueueStore) -> None:
+    first = q.accept_delivery(delivery(), [spec()])
+    again = q.accept_delivery(delivery(), [spec()])
+    assert (first.stored, first.new_runs) == (True, 1)
+    assert (again.stored, again.new_runs, again.run_keys) == (False, 0, ("r1",))
+    assert q.delivery_count() == 1 and [i.state for i in q.items()] == ["queued"]
+    assert q.store.get_run("r1") is not None
+
+
+def test_claim_is_compare_and_set(q: QueueStore, clock: Clock) -> None:
+    q.enqueue([spec()])
+    assert q.claim("r1", "A", 10) is not None
+    assert q.claim("r1", "B", 10) is None
+    assert q.due() == []  # leased: not offered
+    clock.t += 11
+    [due] = q.due()
+    reclaimed = q.claim("r1", "B", 10)
+    assert reclaimed is not None and reclaimed.lease_owner == "B" and reclaimed.attempts == 2
+
+
+def test_a_worker_that_loses_the_race_records_skipped_locked(q: QueueStore) -> None:
+    q.enqueue([spec()])
+    ex = Script()
+    p = pool(q, ex)
+    [item] = q.due()
+    assert q.claim("r1", "someone-else", 60) is not None
+    # The pool saw the run as due before the other worker's claim landed (TOCTOU): its CAS fails.
+    p.queue = _StaleDue(q, [item])  # type: ignore[assignment]
+    assert p.run_once("t:w0") is False
+    assert outcomes(q, "r1") == [("run", "skipped-locked", False)]
+    assert ex.computed == []
+
+
+class _StaleDue:
+    def __init__(self, q: QueueStore, items: list[QueueItem]) -> None:
+        self._q, self._items = q, items
+
+    def due(self, limit: int = 10) -> list[QueueItem]:
+        items, self._items = self._items, []
+        return items
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._q, name)
+
+
+def test_completed_run_has_one_authoritative_attempt_per_stage(q: QueueStore) -> None:
+    q.enqueue([spec()])
+    ex = Script()
+    assert pool(q, ex).run_once("t:w0")
+    assert q.state("r1") == "completed"
+    assert outcomes(q, "r1") == [("recall", "executed", True), ("judge", "executed", True), ("comment", "executed", True)]
+
+
+def test_failure_retries_then_resumes_at_the_failed_stage(q: QueueStore) -> None:
+    q.enqueue([spec()])
+    ex = Script()
+    ex.fail["judge"] = 1
+    p = pool(q, ex)
+    assert p.run_once("t:w0")
+    item = q.get("r1")
+    assert item is not None and item.state == "queued" and "judge broke" in (item.last_error or "")
+    assert p.run_once("t:w0")
+    assert q.state("r1") == "completed"
+    assert ex.computed == [("r1", "recall"), ("r1", "judge"), ("r1", "comment")]  # recall not recomputed
+    assert outcomes(q, "r1") == [
+        ("recall", "executed", True),
+        ("judge", "failed", False),
+        ("recall", "skipped-checkpoint", False),
+        ("judge", "executed", True),
+        ("comment", "executed", True),
+    ]
+
+
+def test_bounded_attempts_then_failed_with_the_error(q: QueueStore) -> None:
+    q.enqueue([spec(max_attempts=2)])
+    ex = Script()
+    ex.fail["recall"] = 5
+    p = pool(q, ex)
+    assert p.run_once("t:w0") and p.run_once("t:w0")
+    assert not p.run_once("t:w0")
+    run = q.store.get_run("r1")
+    assert run is not None and run.state == "failed" and "recall broke" in (run.error or "")
+    assert [a.outcome for a in q.store.attempts("r1")] == ["failed", "failed"]
+
+
+def test_a_run_whose_workers_keep_dying_is_failed(q: QueueStore, clock: Clock) -> None:
+    q.enqueue([spec(max_attempts=2)])
+    for owner in ("dead-1", "dead-2"):  # claimed, then the process died: the lease expires
+        assert q.claim("r1", owner, 5) is not None
+        clock.t += 6
+    ex = Script()
+    assert pool(q, ex).run_once("t:w0")
+    run = q.store.get_run("r1")
+    assert run is not None and run.state == "failed" and "gave up after 2 attempts" in (run.error or "")
+    assert ex.computed == []
+
+
+def test_a_newer_head_cancels_queued_and_running_runs_of_the_same_adr(q: QueueStore) -> None:
+    q.enqueue([spec("old-running"), spec("old-queued", adr="docs/adr/2.md"), spec("other-adr", adr="docs/adr/3.md")])
+    q.enqueue([spec("new", sha="b" * 40)])
+    ex = Script()
+
+    def supersede() -> None:  # while old-running is between stages
+        q.cancel_superseded("o/r", 7, "docs/adr/1.md", "b" * 40, "superseded by bbbb")
+        q.cancel_superseded("o/r", 7, "docs/adr/2.md", "b" * 40, "superseded by bbbb")
+
+    ex.before["judge"] = supersede
+    p = pool(q, ex)
+    assert q.claim("old-running", "t:w0", 60) is not None
+    ctx = RunContext(q.get("old-running"), "t:w0", q, q.store)  # type: ignore[arg-type]
+    with pytest.raises(RunAbandoned):
+        ex.execute(ctx.item, ctx)
+    assert q.state("old-running") == "cancelled"
+    assert q.state("old-queued") == "cancelled"
+    assert q.state("other-adr") == "queued" and q.state("new") == "queued"
+    assert ("old-running", "comment") not in ex.computed  # never published
+    assert not q.finish("old-running", "t:w0", "completed")  # a cancel is not overwritten
+    assert p.run_once("t:w0")
+
+
+def test_watchdog_fails_a_hung_run_and_flags_it(q: QueueStore, clock: Clock) -> None:
+    q.enqueue([spec("hung"), spec("waiting", adr="docs/adr/2.md")])
+    assert q.claim("hung", "A", 10_000) is not None  # a live lease, renewed by a heartbeat
+    clock.t += 3601
+    assert q.watchdog(3600) == ["hung"]
+    item = q.get("hung")
+    assert item is not None and item.state == "failed" and item.stalled_by_watchdog
+    assert (item.error or "").startswith("stalled_by_watchdog")
+    assert q.state("waiting") == "queued"  # waiting in the backlog is not a stall
+
+
+def test_stage_progress_resets_the_watchdog(q: QueueStore, clock: Clock) -> None:
+    q.enqueue([spec()])
+    q.claim("r1", "A", 10_000)
+    clock.t += 3000
+    q.progress("r1")
+    clock.t += 3000
+    assert q.watchdog(3600) == []
+
+
+def test_pool_threads_drain_the_queue_without_duplicates(tmp_path: Path) -> None:
+    store = SqliteStore(tmp_path / "real-clock.sqlite3")
+    queue = QueueStore(store)
+    queue.enqueue([spec(f"r{i}", adr=f"docs/adr/{i}.md") for i in range(30)])
+    ex = Script()
+    p = pool(queue, ex, poll_s=0.01).start(4)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and any(i.state != "completed" for i in queue.items()):
+        time.sleep(0.05)
+    p.stop()
+    assert [i.state for i in queue.items()] == ["completed"] * 30
+    assert len(ex.computed) == len(set(ex.computed)) == 90
+    store.close()
+
+
+def test_health_counts_depth_and_age(q: QueueStore, clock: Clock) -> None:
+    q.enqueue([spec("a"), spec("b", adr="x.md")])
+    clock.t += 12
+    q.claim("a", "A", 60)
+    h = q.health()
+    assert h == {"store_writable": True, "queue_depth": 1, "running": 1, "oldest_queued_age_s": 12.0}
+
+
+def test_heartbeat_keeps_the_lease_of_a_long_stage(tmp_path: Path) -> None:
+    store = SqliteStore(tmp_path / "hb.sqlite3")
+    queue = QueueStore(store)
+    queue.enqueue([spec()])
+    release = threading.Event()
+    ex = Script(stages=("slow",))
+    ex.before["slow"] = lambda: release.wait(2.0)
+    p = pool(queue, ex, lease_ttl_s=0.6, poll_s=0.02).start(1)
+    time.sleep(1.5)  # > 2 lease lengths: only the heartbeat keeps it ours
+    item = queue.get("r1")
+    assert item is not None and item.state == "running" and item.lease_owner == "t:w0"
+    assert queue.claim("r1", "intruder", 1) is None
+    release.set()
+    deadline = time.monotonic() + 10
+    while queue.state("r1") != "completed" and time.monotonic() < deadline:
+        time.sleep(0.05)
+    p.stop()
+    assert queue.state("r1") == "completed"
+    store.close()
