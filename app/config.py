@@ -22,9 +22,23 @@ DEFAULT_ADR_GLOBS = (
 
 
 class RetrievalConfig(BaseModel):
+    """Hybrid retrieval knobs. Defaults were chosen by measurement on the corpora: docs/retrieval.md."""
+
     model_config = ConfigDict(extra="forbid")
-    top_n: int = 20
+    top_n: int = Field(default=20, ge=1)
     embedding: str = "offline-hash"  # see docs/embeddings.md
+    store_dir: str | None = None  # index location; None: Settings.store_dir (.adr-review/)
+    # fused = (1 - dense_weight - title_weight) * bm25/top + dense_weight * minmax(cosine) + title_weight * title
+    dense_weight: float = Field(default=0.25, ge=0, le=1)
+    title_weight: float = Field(default=0.2, ge=0, le=1)
+    # OR-gate: qualified when cosine >= qualify_cosine OR bm25/top >= qualify_bm25_rel.
+    qualify_cosine: float | None = None  # None: the embedding's own default (cosine scales differ)
+    qualify_bm25_rel: float = Field(default=0.4, ge=0, le=1)
+    mmr_lambda: float = Field(default=1.0, ge=0, le=1)  # 1.0: no diversity re-ordering
+    chunk_target: int = Field(default=2000, ge=200)  # characters per section chunk
+    chunk_max: int = Field(default=4000, ge=200)
+    bm25_k1: float = Field(default=1.5, gt=0)
+    bm25_b: float = Field(default=0.75, ge=0, le=1)
 
 
 class RecallConfig(BaseModel):
@@ -155,7 +169,8 @@ def parse_repo_config(raw: bytes | str, source: str = REPO_CONFIG_PATH) -> RepoC
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"line {mark.line + 1}: " if mark is not None else ""
-        raise RepoConfigError(source, [f"{where}invalid YAML ({getattr(exc, 'problem', None) or exc})"]) from None
+        problem = getattr(exc, "problem", None) or exc
+        raise RepoConfigError(source, [f"{where}invalid YAML ({problem})"]) from None
     if data is None:
         return RepoConfig()
     if not isinstance(data, dict):

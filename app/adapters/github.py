@@ -53,8 +53,13 @@ def retry_wait(
     h = {k.lower(): v for k, v in headers.items()}
     backoff = policy.backoff_s * (2 ** (attempt - 1))
     retry_after = _float(h.get("retry-after"))
-    rate_limited = status in (403, 429) and (
-        retry_after is not None or h.get("x-ratelimit-remaining") == "0" or "rate limit" in message.lower()
+    rate_limited = status == 429 or (
+        status == 403
+        and (
+            retry_after is not None
+            or h.get("x-ratelimit-remaining") == "0"
+            or "rate limit" in message.lower()
+        )
     )
     if rate_limited:
         if retry_after is not None:

@@ -234,6 +234,9 @@ class QueueStore:
         """Compare-and-set lease + attempt counter in one transaction; None if someone else holds it."""
         with self._tx() as cur:
             now = self._clock()
+            prev = cur.execute(
+                "SELECT state, lease_owner, lease_expires_at FROM runs WHERE run_key = ?", (run_key,)
+            ).fetchone()
             cur.execute(
                 """UPDATE runs SET state = 'running', lease_owner = ?, lease_expires_at = ?, updated_at = ?
                    WHERE run_key = ? AND state IN ('queued', 'running')
@@ -242,6 +245,22 @@ class QueueStore:
             )
             if cur.rowcount != 1:
                 return None
+            if prev is not None and prev["state"] == "running" and prev["lease_owner"] not in (None, owner):
+                # The previous attempt's worker died or hung: its lease expired without a terminal state.
+                # Record that attempt, so a kill never leaves a gap in the audit trail.
+                n = cur.execute("SELECT attempts FROM queue WHERE run_key = ?", (run_key,)).fetchone()
+                self.store._insert_attempt(
+                    cur,
+                    run_key,
+                    "run",
+                    None,
+                    "failed",
+                    0.0,
+                    None,
+                    f"lease_expired: attempt {n[0] if n else '?'} by {prev['lease_owner']} ended without a result",
+                    False,
+                    owner,
+                )
             cur.execute(
                 "UPDATE queue SET attempts = attempts + 1, progress_at = ? WHERE run_key = ?", (now, run_key)
             )

@@ -264,6 +264,11 @@ FRONT_MATTER_RELATIONS: Mapping[str, LinkKind] = {
 }
 
 SUMMARY_MAX = 600
+# Bounds that keep a hostile 1 MB file linear: relation phrases are read in the first part of a line,
+# summary paragraphs are cut before markdown clean-up, and one ADR yields at most this many links.
+MAX_LINE_FOR_LINKS = 2_000
+MAX_PARAGRAPH_FOR_SUMMARY = 4_000
+MAX_LINKS = 200
 LANGUAGE_SAMPLE = 4_000
 
 # --------------------------------------------------------------------------------------------------
@@ -459,7 +464,6 @@ def _split_front_matter(text: str) -> tuple[dict[str, Any], str]:
         loaded = _lenient_front_matter(raw)
     if not isinstance(loaded, dict):
         return {}, text
-    # Keep line numbers of the body stable for nothing in particular: the body starts after the fence.
     return {str(k): v for k, v in loaded.items()}, text[m.end() :]
 
 
@@ -588,12 +592,10 @@ def _scan_plain_headings(lines: list[str]) -> list[_Heading]:
             level = 2
         elif section is not None or _heading_key(s) in META_HEADINGS:
             level = 1
-        elif re.search(r"\s[(（][^)）]*[)）]$", s) or re.match(r"^[A-Z][\w /&-]*$", s):
-            level = 1  # "判断基準 (Decision Drivers)", "References"
+        elif re.search(r"[.。]", s) and not re.search(r"\s[(（][^)）]*[)）]$", s):
+            continue  # a short sentence, not a heading
         else:
-            level = 1 if not re.search(r"[.。]", s) else 9
-            if level == 9:
-                continue
+            level = 1  # "判断基準 (Decision Drivers)", "参照 (References)", "Amendment: ..."
         out.append(_Heading(i, i + 1, level, s, False))
     return out
 
@@ -602,7 +604,7 @@ def _scan_plain_headings(lines: list[str]) -> list[_Heading]:
 # Title and id
 
 _TITLE_ID = re.compile(
-    r"^\s*(?:\[)?(?:M?ADR|RFC)[\s_-]*(\d{8}-\d{1,3}|\d+)\]?\s*(?:[:：.\-–—|]\s*|\s+)(.*)$", re.IGNORECASE
+    r"^\s*(?:\[)?M?ADR[\s_-]*(\d{8}-\d{1,3}|\d+)\]?\s*(?:[:：.\-–—|]\s*|\s+)(.*)$", re.IGNORECASE
 )
 _NUM_TITLE = re.compile(r"^\s*(\d{1,5})\s*[.:：)]\s+(.+)$")
 _ADR_LINE = re.compile(r"^\s*ADR[-\s]?(\d{8}-\d{1,3}|\d+)\s*[:：]\s*\S")
@@ -652,6 +654,7 @@ def _split_title_id(title: str | None, file_number: int | None = None) -> tuple[
     return None, title
 
 
+@functools.lru_cache(maxsize=4096)
 def _format_id(raw: str | None) -> str | None:
     """ "ADR 101" / "adr-0101" / "101" -> "ADR-0101"; date ids keep their shape ("ADR-20260320-01")."""
     if not raw:
@@ -722,7 +725,7 @@ def _collect_metadata(lines: list[str], blocks: list[_Heading], *, start: int = 
         value = m.group(2).strip().strip("*_").strip()
         if not value or set(value) <= set("-: "):
             continue
-        label = _META_LABELS_KEY(label_raw)
+        label = re.sub(r"\s*[(（].*$", "", label_raw).strip().casefold()
         fieldname = META_LABELS.get(label)
         if fieldname:
             meta.setdefault(fieldname, value)
@@ -731,10 +734,6 @@ def _collect_metadata(lines: list[str], blocks: list[_Heading], *, start: int = 
     for k, v in others.items():
         meta.setdefault("x:" + k, v)
     return meta
-
-
-def _META_LABELS_KEY(label: str) -> str:  # noqa: N802 - table-adjacent helper
-    return re.sub(r"\s*[(（].*$", "", label).strip().casefold()
 
 
 # --------------------------------------------------------------------------------------------------
@@ -748,6 +747,7 @@ def _extract_sections(lines: list[str], blocks: list[_Heading], *, skip_line: in
         if sec is not None and prim:
             primary_present.add(sec)
     found: dict[str, list[str]] = {}
+    enclosing = _enclosing_sections(blocks)
     for idx, h in enumerate(blocks):
         if h.line == skip_line:
             continue
@@ -755,10 +755,11 @@ def _extract_sections(lines: list[str], blocks: list[_Heading], *, skip_line: in
         if section is None or (not primary and section in primary_present):
             continue
         # Nested inside a heading of the same section (seed "コンテキスト" > "1.1 背景"): already covered.
-        if _enclosing_section(blocks, idx) == section:
+        if enclosing[idx] == section:
             continue
         end = len(lines)
-        for nxt in blocks[idx + 1 :]:
+        for j in range(idx + 1, len(blocks)):
+            nxt = blocks[j]
             nsec, nprim = _heading_section(nxt.text)
             if nxt.level <= h.level:
                 end = nxt.line
@@ -772,16 +773,17 @@ def _extract_sections(lines: list[str], blocks: list[_Heading], *, skip_line: in
     return {name: "\n\n".join(found[name]) for name in SECTIONS if name in found}
 
 
-def _enclosing_section(blocks: list[_Heading], idx: int) -> str | None:
-    level = blocks[idx].level
-    for j in range(idx - 1, -1, -1):
-        h = blocks[j]
-        if h.level < level:
-            sec = _heading_section(h.text)[0]
-            if sec is not None:
-                return sec
-            level = h.level
-    return None
+def _enclosing_sections(blocks: list[_Heading]) -> list[str | None]:
+    """For each heading, the section of its nearest ancestor heading that maps to one (one pass)."""
+    out: list[str | None] = []
+    stack: list[tuple[int, str | None]] = []  # (level, nearest canonical section at or above it)
+    for h in blocks:
+        while stack and stack[-1][0] >= h.level:
+            stack.pop()
+        above = stack[-1][1] if stack else None
+        out.append(above)
+        stack.append((h.level, _heading_section(h.text)[0] or above))
+    return out
 
 
 # --------------------------------------------------------------------------------------------------
@@ -840,7 +842,7 @@ def _find_status(
     raw, status = body_status
     if fm_norm != "unknown" and status != fm_norm:
         raw, status = fm_status or "", fm_norm
-    return _clean_inline(raw)[:300], status
+    return _clean_inline(raw[:600])[:300], status
 
 
 def _status_section_text(lines: list[str], blocks: list[_Heading]) -> str | None:
@@ -944,7 +946,7 @@ def _clean_inline(text: str) -> str:
 
 def _summary_paragraph(para: str) -> str | None:
     """One paragraph as a plain sentence run: wrapped lines re-joined, list items separated."""
-    lines = [ln for ln in para.split("\n") if ln.strip()]
+    lines = [ln for ln in para[:MAX_PARAGRAPH_FOR_SUMMARY].split("\n") if ln.strip()]
     if not lines or all(ln.lstrip().startswith("|") for ln in lines):
         return None  # nothing, or a table
     if _ATX.match(lines[0]):
@@ -1058,8 +1060,8 @@ def _summary_from(text: str) -> str:
 _ADR_MENTION = re.compile(
     r"(?<![\w/-])(?:M?ADR)[\s_-]?(\d{8}-\d{1,3}|\d{1,5})(?![\w])(?!\.md)", re.IGNORECASE
 )
-_MD_LINK = re.compile(r"\[([^\]]*)\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")
-_REF_DEF = re.compile(r"^\s*\[[^\]]+\]:\s*<?(\S+?)>?(?:\s+.*)?$", re.MULTILINE)
+_MD_LINK = re.compile(r"\[([^\[\]\n]{0,300})\]\(\s*<?([^()\[\]\s<>]{1,400})>?(?:\s+\"[^\"\n]{0,200}\")?\s*\)")
+_REF_DEF = re.compile(r"^[ \t]*\[[^\[\]\n]{1,200}\]:[ \t]*<?([^\s<>]{1,400}?)>?(?:[ \t]+.*)?$", re.MULTILINE)
 # Typed relation phrases: (pattern, kind, where the target sits relative to the phrase).
 _TYPED_PHRASES: tuple[tuple[re.Pattern[str], LinkKind, Literal["after", "before"]], ...] = (
     (
@@ -1086,12 +1088,13 @@ _TYPED_PHRASES: tuple[tuple[re.Pattern[str], LinkKind, Literal["after", "before"
 _ANY_TYPED = re.compile("|".join(f"(?:{p.pattern})" for p, _k, _w in _TYPED_PHRASES), re.IGNORECASE)
 _SEGMENT_STOP = re.compile(r"[。;；\n]|\.\s|\s[(（]|（|\b[A-Za-z][\w ]{0,20}:\s|[^\x00-\x7f\s]{1,8}[:：]")
 _NEGATED = re.compile(r"\b(?:not|never|n't)\b[\w ]{0,16}$", re.IGNORECASE)
-_LINK_MASK = re.compile(r"\[[^\]]*\]\([^)]*\)")
+_LINK_MASK = re.compile(r"\[[^\[\]\n]{0,300}\]\([^()\s]{0,400}\)")
 
 
 def _typed_targets(path: str, line: str) -> list[tuple[LinkKind, str]]:
     """Targets named next to a relation phrase: after "Superseded by", before "により上書き"."""
     out: list[tuple[LinkKind, str]] = []
+    line = line[:MAX_LINE_FOR_LINKS]
     masked = _LINK_MASK.sub(lambda m: "L" * len(m.group(0)), line)
     for pattern, kind, where in _TYPED_PHRASES:
         for m in pattern.finditer(masked):
@@ -1212,6 +1215,8 @@ def _find_links(
     for m in _REF_DEF.finditer(body_nocode):
         mentions += [(m.start(), t) for t in _sibling_targets(path, m.group(0))]
     for _pos, target in sorted(mentions, key=lambda x: x[0]):
+        if len(order) >= MAX_LINKS:
+            break
         add("related", target)
     return _merge_file_and_id_links([(typed[k], targets[k]) for k in order])
 

@@ -30,12 +30,13 @@ from urllib.parse import quote, unquote
 
 import jinja2
 
-from app.core.results import Citation, Finding, Review
+from app.core.results import Citation, Finding, RecallResult, Review
 
 TEMPLATES_DIR = Path(__file__).resolve().parents[2] / "templates"
 MARKER_PREFIX = "<!-- adr-review:v1"
 GITHUB_COMMENT_LIMIT = 65_536
 DEFAULT_BUDGET = 65_000  # a margin under GitHub's limit
+MIN_FINDING_CHARS = 30  # the shortest a rendered finding can be ("\n**1. x**\n<sub>Monitor</sub>\n")
 
 SEVERITIES = ("critical", "high", "medium", "low")
 OPEN_SEVERITIES = frozenset({"critical", "high"})
@@ -70,7 +71,9 @@ _STRIP = re.compile(
 )
 _NEWLINES = re.compile("\r\n|[\r\u2028\u2029\x85]")
 _WS = re.compile(r"\s+")
-_LINK = re.compile(r"(!?)\[([^\[\]\n]{0,1000})\]\(\s*<?([^()\s<>]{0,2000})>?(?:\s+(?:\"[^\"\n]*\"|'[^'\n]*'))?\s*\)")
+_LINK = re.compile(
+    r"(!?)\[([^\[\]\n]{0,1000})\]\(\s*<?([^()\s<>]{0,2000})>?(?:\s+(?:\"[^\"\n]*\"|'[^'\n]*'))?\s*\)"
+)
 _AUTOLINK = re.compile(r"<((?:https?|ftp|mailto):[^<>\s]{1,2000})>", re.IGNORECASE)
 _ESCAPES = {
     "\\": "\\\\",
@@ -266,10 +269,12 @@ STRINGS: Mapping[str, Mapping[str, str]] = {
         "col_status": "Status",
         "col_relevance": "Relevance",
         "col_reason": "Why it is related",
-        "recall_mode_llm": "Picked by the model from {n} retrieved candidates; every id and quoted reason was checked against the repository's ADRs.",
+        "recall_mode_llm": "Picked by the model from {n} retrieved candidate(s); every id and quoted reason was checked against the repository's ADRs.",
+        "recall_mode_llm_plain": "Picked by the model; every id and quoted reason was checked against the repository's ADRs.",
         "recall_mode_extractive": "Extractive recall (no model): the closest past ADRs by hybrid search, each with the sentence of its summary that best matches this ADR.",
         "recall_dropped": "Dropped by verification: {items}.",
         "no_citations": "No related past decisions found.",
+        "no_citations_because": "No related past decisions found: {reason}",
         "blind_heading": "Blind spots",
         "blind_intro_judged": "{n} finding(s) from {critics}, merged and classified by the Judge; risks this ADR already lists are left out.",
         "blind_intro_unjudged": "{n} finding(s) from {critics}. The Judge did not run, so these are the critics' own findings after a code-level dedupe: severities are unconfirmed.",
@@ -280,6 +285,7 @@ STRINGS: Mapping[str, Mapping[str, str]] = {
         "omitted_cap": "{n} beyond the display limit",
         "omitted_size": "{n} lower-severity left out to keep this comment under GitHub's size limit",
         "suggested": "Suggested",
+        "count_partial": "{shown} of {total}",
         "raised_by": "Raised by",
         "skipped_heading": "What did not run",
         "footer_recall": "recall",
@@ -302,6 +308,8 @@ STRINGS: Mapping[str, Mapping[str, str]] = {
         "state_degraded": "⚠️ partial",
         "state_error": "❌ error",
         "summary_empty": "No ADRs were changed in this pull request.",
+        "list_sep": ", ",
+        "not_run": "—",
         "quote_open": "“",
         "quote_close": "”",
     },
@@ -315,9 +323,11 @@ STRINGS: Mapping[str, Mapping[str, str]] = {
         "col_relevance": "関連度",
         "col_reason": "関連する理由",
         "recall_mode_llm": "検索で得た {n} 件の候補からモデルが選択しました。ID と引用された理由はすべてリポジトリの ADR と照合済みです。",
+        "recall_mode_llm_plain": "モデルが選択しました。ID と引用された理由はすべてリポジトリの ADR と照合済みです。",
         "recall_mode_extractive": "抽出モード (モデル不使用): ハイブリッド検索で最も近い過去の ADR と、その要約のうちこの ADR に最も合致する一文を示します。",
         "recall_dropped": "検証で除外: {items}。",
         "no_citations": "関連する過去の決定は見つかりませんでした。",
+        "no_citations_because": "関連する過去の決定は見つかりませんでした。{reason}",
         "blind_heading": "見落としの可能性 (Blind spots)",
         "blind_intro_judged": "{critics} による指摘 {n} 件を Judge が統合・分類しました。この ADR が既に挙げているリスクは除いています。",
         "blind_intro_unjudged": "{critics} による指摘 {n} 件。Judge が実行されなかったため、コード上の重複除去のみを行った批評者の指摘そのままです (重大度は未確認)。",
@@ -328,6 +338,7 @@ STRINGS: Mapping[str, Mapping[str, str]] = {
         "omitted_cap": "表示上限を超えた {n} 件",
         "omitted_size": "GitHub のコメント長上限に収めるため重大度の低い {n} 件を省略",
         "suggested": "提案",
+        "count_partial": "{total} 件中 {shown} 件",
         "raised_by": "指摘元",
         "skipped_heading": "実行されなかった処理",
         "footer_recall": "想起",
@@ -350,6 +361,8 @@ STRINGS: Mapping[str, Mapping[str, str]] = {
         "state_degraded": "⚠️ 一部のみ",
         "state_error": "❌ エラー",
         "summary_empty": "このプルリクエストで変更された ADR はありません。",
+        "list_sep": "、",
+        "not_run": "—",
         "quote_open": "「",
         "quote_close": "」",
     },
@@ -396,7 +409,12 @@ LABELS: Mapping[str, Mapping[str, Mapping[str, str]]] = {
             "index": "Index",
             "run": "Review",
         },
-        "mode_recall": {"llm": "LLM, verified", "extractive": "extractive", "disabled": "off", "none": "not run"},
+        "mode_recall": {
+            "llm": "LLM, verified",
+            "extractive": "extractive",
+            "disabled": "off",
+            "none": "not run",
+        },
         "mode_blind": {
             "judged": "judged",
             "unjudged": "un-judged",
@@ -413,14 +431,16 @@ LABELS: Mapping[str, Mapping[str, Mapping[str, str]]] = {
             "over_limit": "{n} over the limit",
         },
         "reason": {
-            "no_api_key": "needs an API key: set `ANTHROPIC_API_KEY` and run again.",
+            "no_api_key": "needs an API key (set `ANTHROPIC_API_KEY` and run again).",
             "offline": "needs an API key; this run was offline (`--offline`).",
             "disabled": "turned off in the repository configuration (`.github/adr-review.yml`).",
             "not_requested": "not requested in this run.",
-            "extractive": "the model was not used (no API key), so recall ran in extractive mode.",
+            "extractive_no_key": "no API key, so recall ran in extractive mode (no model).",
+            "extractive_offline": "offline run, so recall ran in extractive mode (no model).",
+            "search_failed": "the search of past ADRs failed.",
             "llm_fallback": "the model call failed, so recall fell back to extractive mode",
             "empty_input": "the ADR has no title, context or decision text to search with.",
-            "empty_index": "the ADR index is empty: no past ADRs were found in the folder.",
+            "empty_index": "the ADR index is empty (no past ADRs were found in the folder).",
             "embedding_failed": "embeddings failed, so search ran on keywords (BM25) only.",
             "no_candidates": "search returned no past ADRs.",
             "none_qualified": "no past ADR was similar enough to cite.",
@@ -494,7 +514,9 @@ LABELS: Mapping[str, Mapping[str, Mapping[str, str]]] = {
             "offline": "API キーが必要です (今回はオフライン実行 `--offline`)。",
             "disabled": "リポジトリ設定 (`.github/adr-review.yml`) で無効になっています。",
             "not_requested": "今回の実行では要求されていません。",
-            "extractive": "モデルを使わなかったため (API キーなし)、抽出モードで想起しました。",
+            "extractive_no_key": "API キーがないため、抽出モード (モデル不使用) で想起しました。",
+            "extractive_offline": "オフライン実行のため、抽出モード (モデル不使用) で想起しました。",
+            "search_failed": "過去の ADR の検索に失敗しました。",
             "llm_fallback": "モデル呼び出しに失敗したため、抽出モードで想起しました",
             "empty_input": "ADR に検索に使えるタイトル・コンテキスト・決定の記述がありません。",
             "empty_index": "ADR インデックスが空です (フォルダに過去の ADR がありません)。",
@@ -511,6 +533,11 @@ LABELS: Mapping[str, Mapping[str, Mapping[str, str]]] = {
         },
     },
 }
+
+
+def _n(template: str, n: int, **kw: object) -> str:
+    """Format with a count; "(s)" becomes the English plural ending (Japanese strings have none)."""
+    return template.format(n=n, **kw).replace("(s)", "" if n == 1 else "s")
 
 
 def _label(lang: str, table: str, key: str) -> str:
@@ -563,6 +590,28 @@ def _fmt_duration(seconds: float) -> str:
     return f"{int(seconds // 60)} min {seconds % 60:.0f} s"
 
 
+def _no_citations_text(recall: RecallResult | None, lang: str) -> str:
+    t, reasons = STRINGS[lang], LABELS[lang]["reason"]
+    code: str | None = recall.empty_reason if recall else None
+    if code == "embedding_failed" and recall is not None and not recall.candidates:
+        code = "search_failed"  # nothing came back at all, not a keyword-only search
+    if code and code in reasons:
+        return t["no_citations_because"].format(reason=reasons[code])
+    return t["no_citations"]
+
+
+def _recall_mode_text(recall: RecallResult | None, t: Mapping[str, str]) -> str | None:
+    if recall is None:
+        return None
+    if recall.mode == "llm":
+        return (
+            _n(t["recall_mode_llm"], len(recall.candidates))
+            if recall.candidates
+            else t["recall_mode_llm_plain"]
+        )
+    return t["recall_mode_extractive"] if recall.mode == "extractive" else None
+
+
 def _view(review: Review, lang: str, link_base: str | None, limits: _Limits) -> dict[str, Any]:
     t = STRINGS[lang]
     recall = review.recall
@@ -587,7 +636,7 @@ def _view(review: Review, lang: str, link_base: str | None, limits: _Limits) -> 
     if recall:
         for key, n in sorted(recall.dropped.items()):
             if n and key in LABELS[lang]["dropped"]:
-                dropped.append(LABELS[lang]["dropped"][key].format(n=n))
+                dropped.append(_n(LABELS[lang]["dropped"][key], n))
 
     bs = review.blindspots
     groups: list[dict[str, Any]] = []
@@ -610,19 +659,23 @@ def _view(review: Review, lang: str, link_base: str | None, limits: _Limits) -> 
                         "n": number,
                         "title": Untrusted(f.title),
                         "action": _label(lang, "actionability", f.actionability),
-                        "sources": ", ".join(_label(lang, "source", s) for s in f.source) if f.source else "",
+                        "sources": t["list_sep"].join(_label(lang, "source", s) for s in f.source),
                         "category": _label(lang, "category", f.category) if f.category else None,
                         "evidence": Untrusted(f.evidence),
                         "suggested": Untrusted(f.suggested_action),
                     }
                 )
             if items:
+                total = sum(1 for f in bs.findings if f.severity == sev)
                 groups.append(
                     {
                         "key": sev,
                         "label": _label(lang, "severity", sev),
                         "open": sev in OPEN_SEVERITIES,
                         "items": items,
+                        "count": str(len(items))
+                        if len(items) == total
+                        else t["count_partial"].format(shown=len(items), total=total),
                     }
                 )
     critics = []
@@ -633,11 +686,11 @@ def _view(review: Review, lang: str, link_base: str | None, limits: _Limits) -> 
 
     omitted_parts = []
     if omitted_cap:
-        omitted_parts.append(t["omitted_cap"].format(n=omitted_cap))
+        omitted_parts.append(_n(t["omitted_cap"], omitted_cap))
     if limits.size_trimmed:
-        omitted_parts.append(t["omitted_size"].format(n=limits.size_trimmed))
+        omitted_parts.append(_n(t["omitted_size"], limits.size_trimmed))
     omitted_text = (
-        t["findings_omitted"].format(n=omitted_cap + limits.size_trimmed, why="; ".join(omitted_parts))
+        _n(t["findings_omitted"], omitted_cap + limits.size_trimmed, why="; ".join(omitted_parts))
         if omitted_parts
         else None
     )
@@ -667,7 +720,7 @@ def _view(review: Review, lang: str, link_base: str | None, limits: _Limits) -> 
         "perspectives": [Untrusted(p) for p in meta.perspectives],
         "embedding": _u(meta.embedding or None),
         "run_key": meta.run_key[:12],
-        "reused": t["footer_reused"].format(n=len(meta.reused_stages)) if meta.reused_stages else None,
+        "reused": _n(t["footer_reused"], len(meta.reused_stages)) if meta.reused_stages else None,
     }
     severity_counts = {s: sum(1 for f in (bs.findings if bs else ()) if f.severity == s) for s in SEVERITIES}
     return {
@@ -678,31 +731,26 @@ def _view(review: Review, lang: str, link_base: str | None, limits: _Limits) -> 
         "adr_title": Untrusted(review.adr_title),
         "error": _u(review.error),
         "recall": recall,
-        "recall_mode_text": (
-            t["recall_mode_llm"].format(n=len(recall.candidates))
-            if recall and recall.mode == "llm"
-            else t["recall_mode_extractive"]
-            if recall and recall.mode == "extractive"
-            else None
-        ),
+        "recall_mode_text": _recall_mode_text(recall, t) if citations else None,
         "citations": citations,
         "dropped": "; ".join(dropped) if dropped else None,
-        "no_citations_reason": (
-            LABELS[lang]["reason"].get(recall.empty_reason) if recall and recall.empty_reason else None
-        ),
+        "no_citations_text": _no_citations_text(recall, lang),
         "blind": bs,
         "blind_ran": bs is not None and bs.status in ("judged", "unjudged"),
         "blind_intro": (
-            (t["blind_intro_judged"] if bs.status == "judged" else t["blind_intro_unjudged"]).format(
-                n=len(bs.findings) + bs.omitted_count,
-                critics=", ".join(critics) if critics else "—",
+            _n(
+                t["blind_intro_judged"] if bs.status == "judged" else t["blind_intro_unjudged"],
+                len(bs.findings) + bs.omitted_count,
+                critics=t["list_sep"].join(critics) if critics else "—",
             )
             if bs is not None and bs.status in ("judged", "unjudged") and bs.findings
             else None
         ),
         "assessment": _u(bs.self_assessment) if bs and bs.self_assessment else None,
         "coverage": (
-            t["blind_coverage"].format(items=", ".join(_label(lang, "category", c) for c in bs.coverage_gaps))
+            t["blind_coverage"].format(
+                items=t["list_sep"].join(_label(lang, "category", c) for c in bs.coverage_gaps)
+            )
             if bs and bs.coverage_gaps
             else None
         ),
@@ -757,7 +805,12 @@ def choose_language(review: Review, language: str | None) -> str:
 
 
 def _render(
-    template: str, review: Review, lang: str, link_base: str | None, limits: _Limits, templates_dir: Path | None
+    template: str,
+    review: Review,
+    lang: str,
+    link_base: str | None,
+    limits: _Limits,
+    templates_dir: Path | None,
 ) -> str:
     view = _view(review, lang, link_base, limits)
     view["h"] = "##"
@@ -776,13 +829,19 @@ def render_comment(
     """The PR comment for one ADR. link_base: URL prefix of the repository files at the base commit
     (".../blob/<sha>"), "" for relative links, None for no links. language: force "en" / "ja"."""
     lang = choose_language(review, language)
-    body = _render("comment.md.j2", review, lang, link_base, _Limits(), templates_dir)
-    if len(body) <= budget:
-        return body
     total = len(review.blindspots.findings) if review.blindspots else 0
-    fits = _largest_fitting(
-        total, lambda k: _render("comment.md.j2", review, lang, link_base, _Limits(k, total - k), templates_dir), budget
-    )
+
+    def render(keep: int) -> str:
+        return _render("comment.md.j2", review, lang, link_base, _Limits(keep, total - keep), templates_dir)
+
+    # A finding takes at least MIN_FINDING_CHARS, so more than budget / that can never fit: do not
+    # sanitise thousands of findings only to throw them away.
+    most = min(total, budget // MIN_FINDING_CHARS)
+    if most == total:
+        body = render(total)
+        if len(body) <= budget:
+            return body
+    fits = _largest_fitting(most, render, budget)
     if fits is not None:
         return fits
     # Even without findings it is too long (should not happen with the per-field caps): say so.
@@ -845,7 +904,9 @@ def render_step_summary(
         view = _view(r, lang, link_base, _Limits())
         view["h"] = "##"
         degraded = is_degraded(r)
-        view["state"] = STRINGS[lang]["state_error" if r.error else "state_degraded" if degraded else "state_ok"]
+        view["state"] = STRINGS[lang][
+            "state_error" if r.error else "state_degraded" if degraded else "state_ok"
+        ]
         items.append(view)
     return (
         _env(templates_dir)

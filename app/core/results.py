@@ -40,6 +40,7 @@ class Candidate:
     fused: float
     qualified: bool
     why: str  # human-readable reason for qualified / not
+    title_match: float = 0.0  # IDF-weighted share of the candidate's title terms found in the query
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any, Literal, Protocol
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from app.config import BlindSpotConfig
 from app.core.adr import Adr, canonical_id_key, parse_adr
@@ -49,6 +49,7 @@ RECORDING_SUFFIX = ".recording.json"
 SOURCE_HAND_WRITTEN = "hand-written (no API key available)"
 SOURCE_FAKE_SERVER = "fake-server"
 SOURCE_LIVE = "live"
+SOURCES = (SOURCE_HAND_WRITTEN, SOURCE_FAKE_SERVER, SOURCE_LIVE)
 
 
 class GoldenError(ValueError):
@@ -116,9 +117,13 @@ class Recording(BaseModel):
     text: str = ""  # the raw answer text
     data: Any = None  # the structured answer (tool input), when the API returned one
 
-    @property
-    def is_model_output(self) -> bool:
-        return self.source == SOURCE_LIVE
+    @field_validator("source")
+    @classmethod
+    def _known_source(cls, value: str) -> str:
+        """Every answer says where it came from; nothing unlabelled can pass for model output."""
+        if value not in SOURCES:
+            raise ValueError(f"source must be one of {SOURCES}")
+        return value
 
     def response(self) -> LlmResponse:
         return LlmResponse(text=self.text, usage=self.usage.to_usage(self.model), data=self.data)
@@ -184,9 +189,9 @@ def save_recording(folder: Path, recording: Recording) -> Path:
     return path
 
 
-def estimate_tokens(text: str) -> int:
+def estimate_tokens(chars: int) -> int:
     """Rough token count for hand-written answers (about 4 characters a token), labelled estimated."""
-    return max(1, (len(text) + 3) // 4)
+    return max(1, (chars + 3) // 4)
 
 
 def request_chars(request: LlmRequest) -> int:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import fnmatch
 import json
+import logging
 import os
 import subprocess
 import sys
@@ -62,11 +63,13 @@ Mode = Literal["replay", "live"]
 # A change to one of them selects the listed prompts for --changed-since ("*" = every prompt).
 SHARED_INPUTS: Mapping[str, tuple[str, ...]] = {
     "prompts/constitution.yaml": ("blindspot-devils-advocate",),
+    "prompts/_golden/*": ("*",),  # the ADR copies the cases feed in
     "app/core/perspectives.py": ("blindspot-devils-advocate",),
     "app/core/citations.py": ("recall-pre-gate",),
     "app/pipeline/recall.py": ("recall-pre-gate",),
     "app/core/findings.py": ("blindspot-*",),
     "app/pipeline/blindspot.py": ("blindspot-*",),
+    "app/pipeline/blindspot_answers.py": ("blindspot-*",),
     "app/core/adr.py": ("*",),
     "app/core/text.py": ("*",),
     "app/core/llm_json.py": ("*",),
@@ -374,7 +377,7 @@ def rekey_hand_written(name: str, prompts_dir: Path, price: PriceFn | None = Non
         if recording.key == key:
             continue
         output = recording.text or json.dumps(recording.data, ensure_ascii=False)
-        in_tokens, out_tokens = estimate_tokens("x" * request_chars(request)), estimate_tokens(output)
+        in_tokens, out_tokens = estimate_tokens(request_chars(request)), estimate_tokens(len(output))
         updated = recording.model_copy(
             update={
                 "key": key,
@@ -415,20 +418,21 @@ class PriceFn:
 def changed_paths(ref: str, cwd: Path) -> tuple[Path, set[str]]:
     """(repo root, paths changed since the merge base of REF and HEAD, incl. uncommitted and untracked)."""
 
-    def git(*args: str) -> str:
-        done = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True)
+    def git(where: Path, *args: str) -> str:
+        done = subprocess.run(["git", *args], cwd=where, capture_output=True, text=True)
         if done.returncode != 0:
             raise GoldenError(f"git {' '.join(args)}: {done.stderr.strip() or done.returncode}")
         return done.stdout
 
-    root = Path(git("rev-parse", "--show-toplevel").strip())
+    root = Path(git(cwd, "rev-parse", "--show-toplevel").strip())
     try:
-        base = git("merge-base", ref, "HEAD").strip()
+        base = git(root, "merge-base", ref, "HEAD").strip()
     except GoldenError:
-        base = git("rev-parse", "--verify", f"{ref}^{{commit}}").strip()
-    paths = set(git("diff", "--name-only", base, "--").split())
-    paths |= set(git("ls-files", "--others", "--exclude-standard").split())
-    return root, paths
+        base = git(root, "rev-parse", "--verify", f"{ref}^{{commit}}").strip()
+    # Paths relative to the repository root: run from there (ls-files answers relative to its cwd).
+    paths = set(git(root, "diff", "--name-only", "-z", base, "--").split("\0"))
+    paths |= set(git(root, "ls-files", "-z", "--others", "--exclude-standard").split("\0"))
+    return root, {p for p in paths if p}
 
 
 def select_changed(names: Iterable[str], prompts_dir: Path, ref: str) -> list[str]:
@@ -668,6 +672,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    # The golden runs fail every step but the one under test on purpose; those warnings are noise here.
+    logging.getLogger("app.pipeline").setLevel(logging.ERROR)
     prompts_dir: Path = args.prompts_dir
     mode: Mode = args.mode
     if args.record and mode != "live":

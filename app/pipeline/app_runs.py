@@ -20,7 +20,7 @@ import json
 import logging
 import posixpath
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import yaml
@@ -58,14 +58,14 @@ class AppDeps:
     store: CheckpointStore
     github_for: Callable[[int | None], GitHubPort]  # per installation
     llm_for: Callable[[RepoConfig], LlmPort | None]
-    index_for: Callable[[str, str, Sequence[Adr]], AdrIndex]  # (repo, adr_dir, folder) -> synced index
+    index_for: Callable[[str, str, Sequence[Adr], RepoConfig], AdrIndex]  # (repo, dir, folder, config)
     load_folder: Callable[[GitHubPort, str, str, str], tuple[list[Adr], list[str]]]  # gh, repo, ref, dir
     parse_event: Callable[[str, dict[str, Any]], Any]  # app.adapters.events.parse_event
     accept_path: Callable[[str], bool] = lambda _p: True  # not a README / template
     web_url: str = "https://github.com"
     recall_enabled: bool = True
     max_attempts: int = 3
-    prompt_hash: str = field(default_factory=prompts_hash)
+    prompts_hash: Callable[[], str] = prompts_hash  # read per run: a deploy may change the prompt files
 
 
 class AppExecutor:
@@ -162,6 +162,7 @@ class AppExecutor:
             command = parse_command(event.body)
             stages = set(command.stages) if command and command.stages else stages
         online = d.llm_for(config) is not None
+        prompt_hash = d.prompts_hash()
         for f in changed:
             content = gh.read_file(item.repo, f.path, head)
             if content is None:
@@ -176,7 +177,7 @@ class AppExecutor:
                 force_nonce=nonce,
                 stages=frozenset(stages),
             )
-            key = run_key_for(target, config, d.prompt_hash, online=online)
+            key = run_key_for(target, config, prompt_hash, online=online)
             spec = RunSpec(
                 run_key=key,
                 kind="review",
@@ -228,7 +229,7 @@ class AppExecutor:
         folder, folder_errors = d.load_folder(gh, item.repo, base, adr_dir)
         if folder_errors:
             log.info("folder_parse_errors", extra={"run_key": item.run_key, "errors": folder_errors[:20]})
-        index = d.index_for(item.repo, adr_dir, folder)
+        index = d.index_for(item.repo, adr_dir, folder, config)
         llm = d.llm_for(config)
         target = ReviewTarget(
             item.repo,
@@ -240,13 +241,14 @@ class AppExecutor:
             force_nonce=spec.get("nonce"),
             stages=frozenset(spec.get("stages") or ALL_STAGES),
         )
+        key = run_key_for(target, config, d.prompts_hash(), online=llm is not None)
+        if key != item.run_key:
+            self._rekey(item, key)
         memo = ctx.memo()
 
         def memo_factory(run_key: str) -> Any:
-            if run_key != item.run_key:
-                raise RunInputError(
-                    f"review key {run_key} != queued key {item.run_key} (config or prompts changed)"
-                )
+            if run_key != item.run_key:  # the prompt files changed between the check above and now
+                raise RunInputError(f"review key {run_key} != queued key {item.run_key}")
             return memo
 
         link_base = f"{d.web_url.rstrip('/')}/{item.repo}/blob/{base}"
@@ -274,6 +276,28 @@ class AppExecutor:
             return {"comment_id": comment.id, "created": created, "html_url": comment.html_url}
 
         memo("comment", post)
+
+    def _rekey(self, item: QueueItem, key: str) -> None:
+        """The prompt files or the model availability changed since the plan (a deploy, an API key
+        added): the stored stages of the old key do not apply. Queue the same review under its new
+        key and cancel this one, instead of failing it."""
+        d = self.deps
+        spec = RunSpec(
+            run_key=key,
+            kind="review",
+            repo=item.repo,
+            pr_number=item.pr_number,
+            installation_id=item.installation_id,
+            adr_path=item.adr_path,
+            head_sha=item.head_sha,
+            spec=dict(item.spec),
+            parent_key=item.run_key,
+            max_attempts=item.max_attempts,
+        )
+        d.queue.enqueue([spec])
+        d.queue.cancel(item.run_key, f"rekeyed as {key}: prompts or model availability changed")
+        log.info("review_rekeyed", extra={"run_key": item.run_key, "new_key": key})
+        raise RunAbandoned(f"{item.run_key}: rekeyed as {key}")
 
 
 def _sha256(data: bytes) -> str:

@@ -108,7 +108,13 @@ def run_blindspots(
     errors: list[StageError] = []
     perspectives: tuple[Perspective, ...] = ()
     try:
-        perspectives = draw_perspectives(load_constitution(prompts_dir), seed, PERSPECTIVES_PER_RUN)
+        k = _meta_int(
+            load_prompt(CRITIC_PROMPTS["devils_advocate"], prompts_dir), "perspectives", PERSPECTIVES_PER_RUN
+        )
+    except PromptError:
+        k = PERSPECTIVES_PER_RUN  # the critic reports its own prompt error
+    try:
+        perspectives = draw_perspectives(load_constitution(prompts_dir), seed, k)
     except ConstitutionError as exc:
         errors.append(StageError("devils_advocate", f"constitution: {exc}"))
         nodes.remove("devils_advocate")
@@ -282,8 +288,9 @@ def _run_critic(
 
     gaps: tuple[str, ...] | None = None
     if isinstance(answer, DevilsAdvocateAnswer):
-        findings = answer.findings(MAX_COUNTER_ARGUMENTS)
-        details = tuple(c.argument for c in answer.counter_arguments[:MAX_COUNTER_ARGUMENTS])
+        limit = _meta_int(prompt, "max_counter_arguments", MAX_COUNTER_ARGUMENTS)
+        findings = answer.findings(limit)
+        details = tuple(c.argument for c in answer.counter_arguments[:limit])
     elif isinstance(answer, PremortemAnswer):
         findings = answer.findings(dict(prompt.meta.thresholds))
         details = tuple(
@@ -294,8 +301,9 @@ def _run_critic(
         if gaps:
             log.warning("premortem_coverage_gap", extra={"missing": list(gaps)})
     elif isinstance(answer, AdjacentDomainAnswer):
-        findings = answer.findings(MAX_ANALOGIES)
-        details = tuple(f"{a.domain}: {a.lesson}" for a in answer.analogies[:MAX_ANALOGIES])
+        limit = _meta_int(prompt, "max_analogies", MAX_ANALOGIES)
+        findings = answer.findings(limit)
+        details = tuple(f"{a.domain}: {a.lesson}" for a in answer.analogies[:limit])
     else:  # pragma: no cover - _ANSWER_MODELS maps every critic
         raise TypeError(type(answer).__name__)
     ids = tuple(f"{_ID_PREFIX[node]}-{i}" for i in range(1, len(findings) + 1))
@@ -391,6 +399,14 @@ def _base_variables(proposal: Adr, citations: Sequence[Citation]) -> dict[str, A
             for c in citations
         ],
     }
+
+
+def _meta_int(prompt: Prompt, key: str, default: int) -> int:
+    """A count from the prompt's meta.yaml (part of the prompt's hash, so of the run key)."""
+    try:
+        return max(1, int(prompt.meta.raw.get(key, default)))
+    except (TypeError, ValueError):
+        return default
 
 
 def _as_data(text: str) -> str:

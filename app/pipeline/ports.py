@@ -204,7 +204,8 @@ class GitHubError(Exception):
     """A GitHub call that failed for good: not retryable, or still failing when the retry budget ran out."""
 
     def __init__(self, operation: str, message: str, status: int | None = None) -> None:
-        super().__init__(f"GitHub {operation} failed" + (f" (HTTP {status})" if status else "") + f": {message}")
+        http = f" (HTTP {status})" if status else ""
+        super().__init__(f"GitHub {operation} failed{http}: {message}")
         self.operation = operation
         self.message = message
         self.status = status

@@ -22,7 +22,7 @@ import logging
 import posixpath
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
@@ -83,7 +83,6 @@ class ReviewDeps:
     seed: int | None = None  # perspective draw; None: derived from the run key (reproducible)
     recall_fn: RecallFn | None = None  # None: app.pipeline.recall.run_recall
     blindspots_fn: BlindSpotsFn | None = None  # None: app.pipeline.blindspot.run_blindspots
-    extra: Mapping[str, Any] = field(default_factory=dict)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -179,8 +178,12 @@ def review_many(targets: Iterable[ReviewTarget], deps: ReviewDeps) -> list[Revie
             continue
         except Exception as exc:
             log.exception("review_failed", extra={"path": target.adr_path})
-            key = run_key_for(target, deps.config, prompts_hash(deps.prompts_dir), online=deps.llm is not None)
-            reviews.append(_error_review(target, deps, f"internal error: {type(exc).__name__}: {exc}", key, 0.0))
+            key = run_key_for(
+                target, deps.config, prompts_hash(deps.prompts_dir), online=deps.llm is not None
+            )
+            reviews.append(
+                _error_review(target, deps, f"internal error: {type(exc).__name__}: {exc}", key, 0.0)
+            )
     return reviews
 
 
@@ -194,12 +197,17 @@ def _review(target: ReviewTarget, deps: ReviewDeps, run_key: str, started: float
         return _error_review(target, deps, exc.reason, run_key, time.monotonic() - started)
 
     reused: list[str] = []
-    inner = deps.memo_factory(run_key) if deps.memo_factory else memo_for(deps.store, run_key, owner=deps.owner)
+    memo: StageMemo
+    if deps.memo_factory is None:
+        memo = memo_for(deps.store, run_key, owner=deps.owner, on_reuse=reused.append)
+    else:
+        inner = deps.memo_factory(run_key)
 
-    def memo(stage: str, compute: Callable[[], dict[str, Any]]) -> dict[str, Any]:
-        if deps.store.get(run_key, stage) is not None:
-            reused.append(stage)
-        return inner(stage, compute)
+        def memo(stage: str, compute: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+            # The caller's memo hides reuse; a stored checkpoint is what it will serve.
+            if deps.store.get(run_key, stage) is not None:
+                reused.append(stage)
+            return inner(stage, compute)
 
     skipped: list[tuple[str, str]] = []
     recall: RecallResult | None = None
@@ -235,10 +243,13 @@ def _review(target: ReviewTarget, deps: ReviewDeps, run_key: str, started: float
             seed=deps.seed if deps.seed is not None else seed_for(run_key),
             memo=memo,
             prompts_dir=deps.prompts_dir,
-            overrides={name: StepOverrides.from_config(deps.config.llm, name) for name in deps.config.llm.prompts},
+            overrides={
+                name: StepOverrides.from_config(deps.config.llm, name) for name in deps.config.llm.prompts
+            },
         )
         skipped.extend(blindspot_skips(blind))
 
+    language = _language(adr.language, deps.config)
     usage = (recall.usage if recall else Usage()) + (blind.usage if blind else Usage())
     models = tuple(sorted({m for m in usage.model.split(",") if m}))
     meta = RunMeta(
@@ -247,7 +258,9 @@ def _review(target: ReviewTarget, deps: ReviewDeps, run_key: str, started: float
         models=models,
         usage=usage,
         duration_s=time.monotonic() - started,
-        perspectives=blind.selected_perspectives if blind else (),
+        perspectives=_perspective_names(blind.selected_perspectives, language, deps.prompts_dir)
+        if blind
+        else (),
         embedding=_embedding_of(recall),
         reused_stages=tuple(dict.fromkeys(reused)),
     )
@@ -255,7 +268,7 @@ def _review(target: ReviewTarget, deps: ReviewDeps, run_key: str, started: float
         adr_path=target.adr_path,
         adr_id=adr.adr_id,
         adr_title=adr.title,
-        language=_language(adr.language, deps.config),
+        language=language,
         recall=recall,
         blindspots=blind,
         skipped=tuple(skipped),
@@ -291,12 +304,14 @@ def recall_skips(recall: RecallResult, *, offline_reason: str | None) -> list[tu
     if recall.mode == "disabled":
         return [("recall", "disabled")]
     if recall.mode == "extractive" and offline_reason is not None:
-        out.append(("recall", "extractive"))
+        out.append(("recall", "extractive_offline" if offline_reason == "offline" else "extractive_no_key"))
     retrieval = recall.diagnostics.get("retrieval")
     if isinstance(retrieval, Mapping) and retrieval.get("embedding_failed"):
         out.append(("recall", "embedding_failed"))
     for err in recall.errors:
-        out.append(("recall", f"llm_failed: {err.message}" if recall.mode == "llm" else f"failed: {err.message}"))
+        out.append(
+            ("recall", f"llm_failed: {err.message}" if recall.mode == "llm" else f"failed: {err.message}")
+        )
     return out
 
 
@@ -310,6 +325,18 @@ def blindspot_skips(blind: BlindSpotResult) -> list[tuple[str, str]]:
         code = "judge_failed" if err.node == "judge" else "failed"
         out.append((err.node, f"{code}: {err.message}"))
     return out
+
+
+def _perspective_names(ids: Sequence[str], language: str, prompts_dir: Path | None) -> tuple[str, ...]:
+    """The drawn perspectives by name, in the comment's language (the ids stay in BlindSpotResult)."""
+    from app.core.perspectives import ConstitutionError
+    from app.pipeline.blindspot import load_constitution
+
+    try:
+        by_id = {p.id: p for p in load_constitution(prompts_dir)}
+    except ConstitutionError:
+        return tuple(ids)
+    return tuple(by_id[i].localized(language)[0] if i in by_id else i for i in ids)
 
 
 def _embedding_of(recall: RecallResult | None) -> str:
@@ -340,7 +367,9 @@ def _run_meta(target: ReviewTarget) -> dict[str, Any]:
     }
 
 
-def _error_review(target: ReviewTarget, deps: ReviewDeps, error: str, run_key: str, duration: float) -> Review:
+def _error_review(
+    target: ReviewTarget, deps: ReviewDeps, error: str, run_key: str, duration: float
+) -> Review:
     text = target.content[:4000].decode("utf-8", errors="ignore")
     language: Literal["en", "ja"] = "ja" if is_japanese(text) else "en"
     if deps.config.language in ("en", "ja"):

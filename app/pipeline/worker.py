@@ -38,7 +38,9 @@ class RunAbandoned(Exception):
 
 
 class FaultHook(Protocol):
-    """Test-only fault injection: called at ("<stage>", "before"|"during"|"after") and ("run", "claim")."""
+    """Test-only fault injection. Points per stage: "before" (entering the memo), "start" (not
+    checkpointed, about to compute), "during" (computed, not yet checkpointed), "after" (checkpointed);
+    per run: ("run", "claim") before the lease CAS and ("run", "complete") after the last stage."""
 
     def __call__(self, stage: str, point: str, item: QueueItem) -> None: ...
 
@@ -82,9 +84,11 @@ class RunContext:
         """Raise RunAbandoned if the run was cancelled / failed meanwhile or our lease is gone."""
         if self.lease_lost.is_set():
             raise RunAbandoned(f"{self.run_key}: lease lost")
-        state = self.queue.state(self.run_key)
-        if state != "running":
-            raise RunAbandoned(f"{self.run_key}: state is {state}")
+        now = self.queue.get(self.run_key)
+        if now is None or now.state != "running":
+            raise RunAbandoned(f"{self.run_key}: state is {now.state if now else 'gone'}")
+        if now.lease_owner != self.owner:
+            raise RunAbandoned(f"{self.run_key}: lease now held by {now.lease_owner}")
 
     def memo(self) -> StageMemo:
         inner = memo_for(self.store, self.run_key, owner=self.owner, on_reuse=self.reused.append)
@@ -94,6 +98,7 @@ class RunContext:
             self.fault(stage, "before", self.item)
 
             def computed() -> dict[str, Any]:
+                self.fault(stage, "start", self.item)  # not checkpointed: this attempt executes it
                 result = compute()
                 self.fault(stage, "during", self.item)  # computed (and paid for), not yet checkpointed
                 return result
@@ -161,8 +166,19 @@ class WorkerPool:
     def stop(self, timeout: float = 10.0) -> None:
         self._stop.set()
         self.wake.set()
+        deadline = time.monotonic() + timeout
         for t in self._threads:
-            t.join(timeout=timeout)
+            t.join(timeout=max(0.0, deadline - time.monotonic()))
+        with self._lock:
+            interrupted = list(self._active.values())
+        for ctx in interrupted:  # still mid-stage: record the cut-short attempt, free the run at once
+            try:
+                self.store.record_attempt(
+                    ctx.run_key, "run", None, "failed", error="interrupted: worker shut down", owner=ctx.owner
+                )
+                self.store.release(ctx.run_key, ctx.owner)
+            except Exception:
+                log.exception("shutdown_release_error", extra={"run_key": ctx.run_key})
 
     def notify(self) -> None:
         self.wake.set()

@@ -68,11 +68,13 @@ def test_pull_request_synchronize() -> None:
 def test_githubkit_and_the_lenient_models_agree(monkeypatch: pytest.MonkeyPatch) -> None:
     """synchronize validates under githubkit; forcing the fallback must read the same event."""
     data = payload("pull_request__synchronize.payload.json")
+    assert type(events._githubkit("pull_request", data)).__name__ == "WebhookPullRequestSynchronize"
     strict = parse_event("pull_request", data)
     monkeypatch.setattr(events, "_githubkit", lambda name, p: None)
     assert parse_event("pull_request", data) == strict
     comment = payload("issue_comment__created.pr-command.json")
     monkeypatch.undo()
+    assert type(events._githubkit("issue_comment", comment)).__name__ == "WebhookIssueCommentCreated"
     strict_comment = parse_event("issue_comment", comment)
     monkeypatch.setattr(events, "_githubkit", lambda name, p: None)
     assert parse_event("issue_comment", comment) == strict_comment

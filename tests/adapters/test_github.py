@@ -203,6 +203,7 @@ def test_base_url_for_enterprise_server() -> None:
         ),
         (403, {"x-ratelimit-remaining": "0", "x-ratelimit-reset": "900"}, "", 1, 1.0),  # reset already passed
         (429, {"Retry-After": "12"}, "", 3, 12.0),
+        (429, {}, "Too Many Requests", 1, 60.0),  # 429 is a rate limit even without headers
         (403, {}, "You have exceeded a secondary rate limit", 1, 60.0),
         (403, {}, "Resource not accessible by integration", 1, None),
         (404, {}, "Not Found", 1, None),

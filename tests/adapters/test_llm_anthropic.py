@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import time
+from typing import Any
 
 import pytest
 
@@ -253,7 +254,7 @@ def test_an_empty_answer_is_an_error(fake_anthropic: FakeMessagesServer, llm: An
 
 
 def test_a_refusal_is_an_error(fake_anthropic: FakeMessagesServer, llm: AnthropicLlm) -> None:
-    body = {
+    body: dict[str, Any] = {
         "id": "msg_1",
         "type": "message",
         "role": "assistant",

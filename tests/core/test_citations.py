@@ -15,6 +15,7 @@ from app.core.citations import (
     NOT_VERBATIM,
     OVER_LIMIT,
     CandidateText,
+    Verification,
     successor_of,
     verify_citations,
 )
@@ -36,7 +37,7 @@ def cite(adr_id: Any, reason: Any, relevance: Any = "high") -> dict[str, Any]:
     return {"adr_id": adr_id, "relevance": relevance, "relevance_reason": reason}
 
 
-def verify(*items: Any, limit: int = 5, candidates: list[CandidateText] = CANDIDATES):  # type: ignore[no-untyped-def]
+def verify(*items: Any, limit: int = 5, candidates: list[CandidateText] = CANDIDATES) -> Verification:
     return verify_citations(list(items), candidates, [PROPOSAL], limit=limit)
 
 
@@ -210,8 +211,8 @@ def adr(path: str, adr_id: str, status: str = "accepted", links: tuple[AdrLink, 
         path=path,
         adr_id=adr_id,
         title=adr_id,
-        status=status,
-        raw_status=status,  # type: ignore[arg-type]
+        status=status,  # type: ignore[arg-type]
+        raw_status=status,
         date=None,
         sections={},
         summary="",

@@ -223,14 +223,23 @@ def japanese_review() -> Review:
 
 def no_citations_review() -> Review:
     r = english_review()
-    recall = RecallResult("extractive", (), (), "none_qualified", {}, Usage(), {"retrieval": {"embedding": "offline-hash"}})
+    recall = RecallResult(
+        "extractive", (), (), "none_qualified", {}, Usage(), {"retrieval": {"embedding": "offline-hash"}}
+    )
     return dataclasses.replace(r, recall=recall)
 
 
 def degraded_review() -> Review:
     """Offline: extractive recall found nothing, blind spots need a key; plus stage failures."""
     recall = RecallResult(
-        "extractive", (), (), "empty_index", {}, Usage(), {}, (StageError("recall", "retrieval: index is empty"),)
+        "extractive",
+        (),
+        (),
+        "empty_index",
+        {},
+        Usage(),
+        {},
+        (StageError("recall", "retrieval: index is empty"),),
     )
     return Review(
         adr_path="docs/adr/0009-session-store-redis.md",
@@ -240,7 +249,7 @@ def degraded_review() -> Review:
         recall=recall,
         blindspots=None,
         skipped=(
-            ("recall", "extractive"),
+            ("recall", "extractive_no_key"),
             ("recall", "embedding_failed"),
             ("recall", "failed: retrieval: index is empty"),
             ("blindspots", "no_api_key"),
@@ -336,7 +345,10 @@ def test_citations_table_links_to_the_base_commit() -> None:
 
 @pytest.mark.parametrize(
     ("link_base", "expected"),
-    [(None, []), ("", ["docs/adr/0002-outbox-polling-to-rabbitmq.md", "docs/adr/0001-postgres-as-primary-store.md"])],
+    [
+        (None, []),
+        ("", ["docs/adr/0002-outbox-polling-to-rabbitmq.md", "docs/adr/0001-postgres-as-primary-store.md"]),
+    ],
 )
 def test_local_links(link_base: str | None, expected: list[str]) -> None:
     tokens = MD.parse(render_comment(english_review(), link_base=link_base))
@@ -379,10 +391,14 @@ def test_the_size_limit_drops_lowest_severity_first_and_counts_them() -> None:
     cut = next(i for i, c in enumerate(counts) if c < 100)
     assert all(c == 0 for c in counts[cut + 1 :]), counts
     left_out = 400 - len(shown)
-    m = re.search(r"(\d+) more finding\(s\) not shown \(3 beyond the display limit; (\d+) lower-severity", body)
+    m = re.search(r"(\d+) more findings not shown \(3 beyond the display limit; (\d+) lower-severity", body)
     assert m and int(m.group(2)) == left_out and int(m.group(1)) == left_out + 3
     assert body.count("<details") == body.count("</details>")
     assert parse_marker(body) is not None
+    cut_label = ["Critical", "High", "Medium", "Low"][cut]
+    assert f"<summary><b>{cut_label} ({counts[cut]} of 100)</b></summary>" in body.replace("🔴 ", "").replace(
+        "🟠 ", ""
+    ).replace("🟡 ", "").replace("⚪ ", "")
 
 
 def test_a_comment_that_fits_is_not_trimmed() -> None:
@@ -397,7 +413,9 @@ def test_a_tiny_budget_still_gives_a_well_formed_comment() -> None:
     assert body.count("<details") == body.count("</details>")
 
 
-@pytest.mark.parametrize(("forced", "heading"), [(None, "関連する過去の決定"), ("en", "Related past decisions")])
+@pytest.mark.parametrize(
+    ("forced", "heading"), [(None, "関連する過去の決定"), ("en", "Related past decisions")]
+)
 def test_language_follows_the_adr_unless_forced(forced: str | None, heading: str) -> None:
     body = render_comment(japanese_review(), link_base=LINK_BASE, language=forced)
     assert f"### 📚 {heading}" in body
@@ -465,9 +483,7 @@ def test_hostile_text_everywhere_stays_inert(language: str) -> None:
     assert parse_marker(body) == (review.adr_path, review.meta.run_key)
     tokens = MD.parse(body)
     html = [t.content.strip() for t in tokens if t.type == "html_block"]
-    assert all(
-        h.startswith(("<!-- adr-review:v1", "<sub>", "<details", "</details>")) for h in html
-    ), html
+    assert all(h.startswith(("<!-- adr-review:v1", "<sub>", "<details", "</details>")) for h in html), html
     flat = _flat(tokens)
     assert not [t for t in flat if t.type == "image"]
     hrefs = [t.attrGet("href") for t in flat if t.type == "link_open"]

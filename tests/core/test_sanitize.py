@@ -65,7 +65,9 @@ HOSTILE = {
 # GitHub links a mention when @ is followed by a login character and not preceded by a word char.
 MENTION = re.compile(r"(?<![\w/@`.])@[A-Za-z0-9]")
 ISSUE_REF = re.compile(r"(?<![\w&])(#\d|GH-\d)", re.IGNORECASE)
-INVISIBLE = re.compile("[\u200c-\u200f\u202a-\u202e\u2060-\u2069\ufeff\U000e0000-\U000e007f\x00-\x08\x0b-\x1f\x7f-\x9f]")
+INVISIBLE = re.compile(
+    "[\u200c-\u200f\u202a-\u202e\u2060-\u2069\ufeff\U000e0000-\U000e007f\x00-\x08\x0b-\x1f\x7f-\x9f]"
+)
 
 
 def _inline_tokens(tokens: list[Token]) -> list[Token]:

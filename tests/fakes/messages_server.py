@@ -35,7 +35,7 @@ import threading
 import time
 from collections import Counter, deque
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from itertools import count
 from pathlib import Path
@@ -71,6 +71,7 @@ class Reply:
 
     status: int = 200
     answer: Any = None
+    tool_input: Any = None  # older name of `answer`, still accepted
     text: str | None = None
     body: Any = None  # sent as JSON verbatim (or as bytes when it is a str and raw=True)
     raw: bool = False
@@ -137,7 +138,12 @@ class FakeMessagesServer:
         handler = _make_handler(self)
         self._httpd = ThreadingHTTPServer((self._host, self._port), handler)
         self._httpd.daemon_threads = True
-        self._thread = threading.Thread(target=self._httpd.serve_forever, name="fake-anthropic", daemon=True)
+        self._thread = threading.Thread(
+            target=self._httpd.serve_forever,
+            kwargs={"poll_interval": 0.05},
+            name="fake-anthropic",
+            daemon=True,
+        )
         self._thread.start()
         return self
 
@@ -173,7 +179,7 @@ class FakeMessagesServer:
 
     def set_default(self, prompt: str, responder: Responder | Reply) -> FakeMessagesServer:
         """What `prompt` answers once its script is used up (a Reply is repeated for every call)."""
-        fn: Responder = (lambda _req, r=responder: r) if isinstance(responder, Reply) else responder
+        fn = _constant(responder) if isinstance(responder, Reply) else responder
         with self._lock:
             self._defaults[prompt] = fn
         return self
@@ -248,6 +254,8 @@ class FakeMessagesServer:
 
     def _message(self, request: dict[str, Any], reply: Reply) -> dict[str, Any]:
         model = str(request.get("model", "claude-fake"))
+        if reply.answer is None and reply.tool_input is not None:
+            reply = replace(reply, answer=reply.tool_input)
         tool = _forced_tool(request)
         if reply.answer is not None and tool:
             content: list[dict[str, Any]] = [
@@ -365,6 +373,13 @@ def _make_handler(server: FakeMessagesServer) -> type[BaseHTTPRequestHandler]:
     return Handler
 
 
+def _constant(reply: Reply) -> Responder:
+    def respond(_request: dict[str, Any]) -> Reply:
+        return reply
+
+    return respond
+
+
 # -- request helpers -------------------------------------------------------------------------------
 def _error(status: int, message: str) -> dict[str, Any]:
     return {"type": "error", "error": {"type": _ERROR_TYPES.get(status, "api_error"), "message": message}}
@@ -455,7 +470,7 @@ def recall_candidates(request: Mapping[str, Any]) -> list[tuple[str, str]]:
 
 def recall_responder(request: dict[str, Any]) -> Reply:
     """A plausible recall answer: cite up to the first 2 candidates, quoting the start of their summaries."""
-    citations = []
+    citations: list[dict[str, str]] = []
     for adr_id, summary in recall_candidates(request)[:2]:
         quote = summary[:60].strip()
         citations.append(

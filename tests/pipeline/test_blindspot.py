@@ -594,3 +594,20 @@ def test_a_stored_answer_that_no_longer_validates_is_that_nodes_error(adr: Adr) 
     assert [e.node for e in result.errors] == ["premortem"]
     assert result.errors[0].message.startswith("stored:")
     assert fake.count(PM) == 0
+
+
+def test_extra_counter_arguments_are_cut_to_the_prompts_maximum(adr: Adr) -> None:
+    titles = ["Cost", "Latency", "Privacy", "Lock-in", "Ownership", "Migration", "Testing"]
+    fake = happy().on(DA, da_answer(titles)).on(JUDGE, LlmError("timeout", "t"))
+    result = run(adr, fake, config=BlindSpotConfig(max_findings=20))
+    da = [f.title for f in result.findings if f.source == ("devils_advocate",)]
+    assert sorted(da) == sorted(titles[:5])
+
+
+def test_the_result_survives_a_checkpoint_round_trip(adr: Adr) -> None:
+    from app.core.serde import blindspots_from_dict, blindspots_to_dict
+
+    result = run(adr, happy().on(DA, LlmError("timeout", "t", Usage(model="m", calls=1))))
+    data = json.loads(json.dumps(blindspots_to_dict(result)))
+    assert blindspots_from_dict(data) == result
+    assert data["dropped"] == {"judge_excluded_as_covered": 0, "merged_duplicates": 0, "covered_by_adr": 0}

@@ -13,6 +13,7 @@ import pytest
 from app.adapters.queue_store import QueueStore
 from app.adapters.store import SqliteStore
 from app.core.webhook_signature import sign
+from tests.server.harness import Stack
 
 SHARED = Path(__file__).resolve().parents[2] / ".." / "shared"
 PAYLOADS = SHARED / "github-payloads"
@@ -41,3 +42,11 @@ def queue(tmp_path: Path) -> Iterator[QueueStore]:
     store = SqliteStore(tmp_path / "app.sqlite3")
     yield QueueStore(store)
     store.close()
+
+
+@pytest.fixture(scope="module")
+def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
+    """The fake Anthropic and GitHub processes, shared by one test module (see harness.py)."""
+    s = Stack(tmp_path_factory.mktemp("stack"))
+    yield s
+    s.close()

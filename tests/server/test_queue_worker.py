@@ -259,3 +259,33 @@ def test_heartbeat_keeps_the_lease_of_a_long_stage(tmp_path: Path) -> None:
     p.stop()
     assert queue.state("r1") == "completed"
     store.close()
+
+
+def test_a_reclaimed_lease_records_the_attempt_that_died(q: QueueStore, clock: Clock) -> None:
+    q.enqueue([spec()])
+    q.claim("r1", "dead", 5)
+    clock.t += 6
+    assert q.claim("r1", "alive", 5) is not None
+    [row] = q.store.attempts("r1")
+    assert (row.stage, row.outcome, row.owner) == ("run", "failed", "alive")
+    assert row.error is not None and "attempt 1 by dead" in row.error
+
+
+def test_shutdown_mid_stage_records_and_frees_the_run(tmp_path: Path) -> None:
+    store = SqliteStore(tmp_path / "stop.sqlite3")
+    queue = QueueStore(store)
+    queue.enqueue([spec()])
+    entered, release = threading.Event(), threading.Event()
+    ex = Script(stages=("slow",))
+    ex.before["slow"] = lambda: (entered.set(), release.wait(5.0))  # type: ignore[func-returns-value]
+    p = pool(queue, ex, poll_s=0.02).start(1)
+    assert entered.wait(5)
+    p.stop(timeout=0.3)
+    item = queue.get("r1")
+    assert item is not None and item.state == "running" and item.lease_owner is None
+    assert [(a.stage, a.outcome, a.error) for a in store.attempts("r1")] == [
+        ("run", "failed", "interrupted: worker shut down")
+    ]
+    assert [i.run_key for i in queue.due()] == ["r1"]  # a restarted worker takes it at once
+    release.set()
+    store.close()

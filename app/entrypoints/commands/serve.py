@@ -17,6 +17,7 @@ import argparse
 import json
 import logging
 import os
+import re
 import signal
 import sys
 import threading
@@ -103,6 +104,10 @@ def run(args: argparse.Namespace) -> int:
     queue = QueueStore(store)
     auth = _app_auth(settings)
 
+    if web and workers > 0:
+        # Worker threads run CPU-bound Python (payload models, rendering) next to the event loop: a
+        # shorter GIL switch interval (default 5 ms) lets the loop answer webhooks sooner.
+        sys.setswitchinterval(0.001)
     pool = None
     if workers > 0:
         from app.pipeline.worker import WorkerConfig, WorkerPool
@@ -112,7 +117,12 @@ def run(args: argparse.Namespace) -> int:
             queue,
             store,
             executor,
-            WorkerConfig(lease_ttl_s=lease_ttl, stall_after_s=stall_after, poll_s=args.poll),
+            WorkerConfig(
+                lease_ttl_s=lease_ttl,
+                stall_after_s=stall_after,
+                poll_s=args.poll,
+                retry_backoff_s=settings.retry_backoff_s,
+            ),
             fault=_test_fault_hook(),
         ).start(workers)
         log.info("workers_started", extra={"workers": workers, "db": str(db), "lease_ttl_s": lease_ttl})
@@ -230,12 +240,8 @@ def _executor(settings: Any, base: Any, queue: Any, store: Any, auth: Any, max_a
 
     index_dir = settings.store_dir / "index"
 
-    def index_for(repo: str, adr_dir: str, folder: Any) -> Any:
-        from app.adapters.index import open_repo_index  # noqa: PLC0415 - heavy (chromadb)
-
-        index = open_repo_index(index_dir, repo, adr_dir)
-        index.sync(folder)
-        return index
+    def index_for(repo: str, adr_dir: str, folder: Any, config: Any) -> Any:
+        return _LazyIndex(_index_path(index_dir, repo, adr_dir), config, folder)
 
     from app.adapters.adr_files import is_adr_candidate
 
@@ -253,6 +259,48 @@ def _executor(settings: Any, base: Any, queue: Any, store: Any, auth: Any, max_a
         max_attempts=max_attempts,
     )
     return AppExecutor(deps)
+
+
+class _LazyIndex:
+    """The repo's ADR index, opened and synced on first use: a run whose recall is disabled never
+    imports chromadb, and an index that cannot be opened fails recall's retrieval step (recall
+    degrades and the comment says the search failed) instead of the whole review. One index folder
+    per repo and ADR folder; a lock per folder, since worker threads may review the same repo."""
+
+    _locks: dict[Path, threading.Lock] = {}
+    _guard = threading.Lock()
+
+    def __init__(self, path: Path, config: Any, folder: Any) -> None:
+        self._path = path
+        self._config = config
+        self._folder = folder
+        self._index: Any = None
+        with _LazyIndex._guard:
+            self._lock = _LazyIndex._locks.setdefault(path, threading.Lock())
+
+    def _get(self) -> Any:
+        with self._lock:
+            if self._index is None:
+                from app.pipeline.retrieval import open_index
+
+                index = open_index(self._path, self._config.retrieval)
+                index.sync(self._folder)
+                self._index = index
+            return self._index
+
+    def sync(self, adrs: Any) -> Any:
+        self._folder = adrs
+        return self._get().sync(adrs)
+
+    def search(self, query: str, **kw: Any) -> Any:
+        index = self._get()
+        with self._lock:
+            return index.search(query, **kw)
+
+
+def _index_path(root: Path, repo: str, adr_dir: str) -> Path:
+    slug = re.sub(r"[^A-Za-z0-9_.-]+", "_", f"{repo}/{adr_dir or '_root'}").strip("_")
+    return root / slug
 
 
 def _web_url(api_url: str) -> str:

@@ -1,0 +1,276 @@
+"""Embedding functions for the ADR index, registered with Chroma so a collection can be reopened.
+
+Three kinds, chosen by name (`--embedding`, `retrieval.embedding` in the repo config):
+
+- ``offline-hash`` (default): hashed character n-grams. Deterministic, no model, no download, works
+  for Japanese as well as English. See docs/embeddings.md for why it is the default.
+- ``default`` (alias ``onnx-minilm``): chromadb's default ONNX all-MiniLM-L6-v2. English-only; downloads
+  its model (~80 MB) on first use, so it fails on an offline machine.
+- ``sentence-transformers:<model name or local path>``: any sentence-transformers model; needs the
+  ``st`` extra (``pip install 'adr-review[st]'``). Use a multilingual model for Japanese ADRs.
+
+Every function here loads its model lazily, on the first embedding call: reopening a collection must not
+download or load anything, and a model that cannot load fails where the caller can catch it and fall
+back to lexical-only retrieval (loudly: `embedding_failed`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from chromadb.api.types import Documents, EmbeddingFunction, Embeddings, Space
+from chromadb.utils.embedding_functions import DefaultEmbeddingFunction, register_embedding_function
+
+from app.core.text import _TOKEN, _is_cjk, normalize
+
+OFFLINE = "offline-hash"
+CHROMA_DEFAULT = "default"
+ST_PREFIX = "sentence-transformers:"
+_ALIASES = {"onnx-minilm": CHROMA_DEFAULT, "chroma-default": CHROMA_DEFAULT, "offline": OFFLINE}
+
+
+class EmbeddingError(RuntimeError):
+    """The configured embedding cannot produce vectors (missing package, model not downloadable, ...)."""
+
+
+# --- the offline embedder: signed feature hashing of character n-grams --------------------------------
+
+_P = np.uint64(1_000_003)
+_M1 = np.uint64(0xFF51AFD7ED558CCD)
+_M2 = np.uint64(0xC4CEB9FE1A85EC53)
+_S33 = np.uint64(33)
+_S63 = np.uint64(63)
+_HIRAGANA = (0x3040, 0x309F)
+
+
+def _fmix64(h: np.ndarray) -> np.ndarray:
+    """MurmurHash3's 64-bit finaliser: spreads polynomial hashes over all bits (bucket and sign)."""
+    h = h ^ (h >> _S33)
+    h = h * _M1
+    h = h ^ (h >> _S33)
+    h = h * _M2
+    return h ^ (h >> _S33)
+
+
+@dataclass(frozen=True)
+class HashedNgramEmbedder:
+    """Bag of character n-grams, hashed with a sign bit into `dim` buckets; sublinear TF; L2-normalised.
+
+    CJK text and other scripts are separate streams with their own n-gram sizes (a kanji carries
+    more than a Latin letter), each normalised on its own so a bilingual ADR is not dominated by
+    one script. N-grams made only of hiragana (particles, inflections: の, する, ている) are dropped:
+    they are the Japanese stop words, and a stateless embedder has no IDF to discount them.
+    """
+
+    dim: int = 2048
+    cjk_ngrams: tuple[int, ...] = (2, 3)
+    other_ngrams: tuple[int, ...] = (3, 4, 5)
+    drop_hiragana_only: bool = True
+
+    def config(self) -> dict[str, Any]:
+        return {
+            "dim": self.dim,
+            "cjk_ngrams": list(self.cjk_ngrams),
+            "other_ngrams": list(self.other_ngrams),
+            "drop_hiragana_only": self.drop_hiragana_only,
+        }
+
+    @classmethod
+    def from_config(cls, config: dict[str, Any]) -> HashedNgramEmbedder:
+        return cls(
+            dim=int(config.get("dim", 2048)),
+            cjk_ngrams=tuple(int(n) for n in config.get("cjk_ngrams", (2, 3))),
+            other_ngrams=tuple(int(n) for n in config.get("other_ngrams", (3, 4, 5))),
+            drop_hiragana_only=bool(config.get("drop_hiragana_only", True)),
+        )
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        for i, text in enumerate(texts):
+            out[i] = self.embed_one(text)
+        return out
+
+    def embed_one(self, text: str) -> np.ndarray:
+        tokens = _TOKEN.findall(normalize(text))
+        cjk = [t for t in tokens if _is_cjk(t[0])]
+        other = [t for t in tokens if not _is_cjk(t[0])]
+        vec = np.zeros(self.dim, dtype=np.float64)
+        for stream, sizes in ((cjk, self.cjk_ngrams), (other, self.other_ngrams)):
+            if stream and sizes:
+                vec += self._stream_vector(" " + " ".join(stream) + " ", sizes)
+        norm = float(np.linalg.norm(vec))
+        return vec / norm if norm > 0 else vec
+
+    def _stream_vector(self, s: str, sizes: tuple[int, ...]) -> np.ndarray:
+        codes = np.frombuffer(s.encode("utf-32-le"), dtype=np.uint32).astype(np.uint64)
+        skip = (codes >= _HIRAGANA[0]) & (codes <= _HIRAGANA[1])
+        space = codes == 32
+        hashes = []
+        for n in sizes:
+            m = len(codes) - n + 1
+            if m <= 0:
+                continue
+            h = np.zeros(m, dtype=np.uint64)
+            for k in range(n):
+                h = h * _P + codes[k : k + m]
+            h = _fmix64(h + np.uint64((n * 0x9E3779B97F4A7C15) % (1 << 64)))
+            if self.drop_hiragana_only:
+                window = np.ones(n, dtype=np.int64)
+                hira = np.convolve(skip.astype(np.int64), window, "valid")
+                hira_or_space = np.convolve((skip | space).astype(np.int64), window, "valid")
+                h = h[~((hira_or_space == n) & (hira > 0))]
+            hashes.append(h)
+        if not hashes:
+            return np.zeros(self.dim)
+        features, counts = np.unique(np.concatenate(hashes), return_counts=True)
+        if len(features) == 0:
+            return np.zeros(self.dim)
+        weights = 1.0 + np.log(counts.astype(np.float64))
+        buckets = (features % np.uint64(self.dim)).astype(np.int64)
+        signs = np.where((features >> _S63) & np.uint64(1), -1.0, 1.0)
+        v = np.bincount(buckets, weights=signs * weights, minlength=self.dim)
+        norm = float(np.linalg.norm(v))
+        return v / norm if norm > 0 else v
+
+
+# --- Chroma embedding functions -------------------------------------------------------------------------
+
+
+@register_embedding_function
+class OfflineHashEmbeddingFunction(EmbeddingFunction[Documents]):
+    """Chroma wrapper of HashedNgramEmbedder (name + config so a collection reopens without warnings)."""
+
+    def __init__(self, **config: Any) -> None:
+        self._embedder = HashedNgramEmbedder.from_config(config)
+
+    def __call__(self, input: Documents) -> Embeddings:
+        return list(self._embedder.embed(list(input)))
+
+    @staticmethod
+    def name() -> str:
+        return "adr_review_offline_hash"
+
+    def default_space(self) -> Space:
+        return "cosine"
+
+    def supported_spaces(self) -> list[Space]:
+        return ["cosine", "ip", "l2"]
+
+    @staticmethod
+    def build_from_config(config: dict[str, Any]) -> OfflineHashEmbeddingFunction:
+        return OfflineHashEmbeddingFunction(**config)
+
+    def get_config(self) -> dict[str, Any]:
+        return self._embedder.config()
+
+    def label(self) -> str:
+        return OFFLINE
+
+
+@register_embedding_function
+class SentenceTransformersEmbeddingFunction(EmbeddingFunction[Documents]):
+    """sentence-transformers model by name or local path; loaded on first use, normalised outputs."""
+
+    _models: dict[str, Any] = {}
+
+    def __init__(self, model: str, device: str = "cpu") -> None:
+        self.model = model
+        self.device = device
+
+    def _load(self) -> Any:
+        if self.model not in self._models:
+            try:
+                from sentence_transformers import SentenceTransformer
+            except ImportError as exc:
+                raise EmbeddingError(
+                    "sentence-transformers is not installed: pip install 'adr-review[st]'"
+                ) from exc
+            try:
+                self._models[self.model] = SentenceTransformer(self.model, device=self.device)
+            except Exception as exc:  # noqa: BLE001 - any load failure (network, missing files) is one error
+                raise EmbeddingError(
+                    f"cannot load sentence-transformers model {self.model!r}: {exc}"
+                ) from exc
+        return self._models[self.model]
+
+    def __call__(self, input: Documents) -> Embeddings:
+        vectors = self._load().encode(list(input), convert_to_numpy=True, normalize_embeddings=True)
+        return [np.asarray(v, dtype=np.float32) for v in vectors]
+
+    @staticmethod
+    def name() -> str:
+        return "adr_review_sentence_transformers"
+
+    def default_space(self) -> Space:
+        return "cosine"
+
+    def supported_spaces(self) -> list[Space]:
+        return ["cosine", "ip", "l2"]
+
+    @staticmethod
+    def build_from_config(config: dict[str, Any]) -> SentenceTransformersEmbeddingFunction:
+        return SentenceTransformersEmbeddingFunction(
+            model=str(config["model"]), device=str(config.get("device", "cpu"))
+        )
+
+    def get_config(self) -> dict[str, Any]:
+        return {"model": self.model, "device": self.device}
+
+    def label(self) -> str:
+        return ST_PREFIX + self.model
+
+
+def canonical_name(name: str | None) -> str:
+    name = (name or OFFLINE).strip()
+    if name.startswith(ST_PREFIX):
+        model = name[len(ST_PREFIX) :].strip()
+        if not model:
+            raise ValueError(
+                "sentence-transformers: needs a model name or path, e.g. sentence-transformers:all-MiniLM-L6-v2"
+            )
+        return ST_PREFIX + model
+    name = _ALIASES.get(name, name)
+    if name not in (OFFLINE, CHROMA_DEFAULT):
+        raise ValueError(
+            f"unknown embedding {name!r}: use {OFFLINE!r}, {CHROMA_DEFAULT!r} or 'sentence-transformers:<model>'"
+        )
+    return name
+
+
+def make_embedding_function(name: str | None) -> EmbeddingFunction[Documents]:
+    """The Chroma embedding function for a configured name (see module doc). Loads nothing yet."""
+    canon = canonical_name(name)
+    if canon == OFFLINE:
+        return OfflineHashEmbeddingFunction()
+    if canon == CHROMA_DEFAULT:
+        return DefaultEmbeddingFunction()
+    return SentenceTransformersEmbeddingFunction(model=canon[len(ST_PREFIX) :])
+
+
+def embed_texts(ef: EmbeddingFunction[Documents], texts: Sequence[str]) -> np.ndarray:
+    """Vectors as a float32 matrix; any failure to produce them is an EmbeddingError."""
+    if not texts:
+        return np.zeros((0, 0), dtype=np.float32)
+    try:
+        vectors = ef(list(texts))
+    except EmbeddingError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - model download/load/runtime errors all mean "no dense vectors"
+        raise EmbeddingError(f"{type(exc).__name__}: {exc}") from exc
+    return np.asarray(vectors, dtype=np.float32)
+
+
+def fingerprint(ef: EmbeddingFunction[Documents]) -> str:
+    """Name + config: stored with the index; when it changes the index is rebuilt."""
+    import json
+
+    return f"{ef.name()}:{json.dumps(ef.get_config(), sort_keys=True)}"
+
+
+def label_of(ef: EmbeddingFunction[Documents]) -> str:
+    """The name users configure and every output shows ("offline-hash", "default", "sentence-transformers:...")."""
+    label = getattr(ef, "label", None)
+    return str(label()) if callable(label) else CHROMA_DEFAULT

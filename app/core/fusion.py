@@ -1,0 +1,191 @@
+"""Hybrid ranking: fuse dense and lexical scores, qualify, diversify, and explain an empty result.
+
+Pure: the inputs are per-document scores that the index computed, the output is ranked Candidates
+and at most one empty reason. Seed 001's lessons are built in:
+
+- **Fusion by normalised scores**, not reciprocal ranks: fused = w_bm25 * bm25/top_bm25
+  + w_dense * min-max(cosine) + w_title * title coverage. Rank fusion throws away how far ahead a
+  strong lexical hit is, and lets a weak channel (an English-only model on Japanese text) drag
+  good lexical results down.
+- **Qualification is an OR-gate**: a candidate is qualified when its cosine passes a threshold OR
+  its BM25 score relative to the best hit does. Neither channel can veto the other. Qualified
+  candidates come first (in MMR order); unqualified ones only fill the remaining slots, marked.
+- **MMR** re-orders qualified candidates for diversity when a similarity function is given.
+- **One discrete empty reason**: the caller's (`disabled`, `empty_input`, `empty_index`) or ours
+  (`embedding_failed`, `no_candidates`, `none_qualified`).
+
+When the embedding failed (dense is None everywhere) the lexical weights are renormalised, so
+retrieval continues lexical-only; the caller reports `embedding_failed` in the diagnostics.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from app.core.adr import Adr
+from app.core.results import Candidate, EmptyReason, RetrievalResult
+
+Similarity = Callable[[Adr, Adr], float]
+
+
+@dataclass(frozen=True)
+class FusionParams:
+    """Knobs; defaults (chosen by measurement, see docs/retrieval.md) live in app.config.RetrievalConfig."""
+
+    dense_weight: float = 0.25
+    title_weight: float = 0.2  # bm25 weight = 1 - dense_weight - title_weight
+    qualify_cosine: float = 0.5
+    qualify_bm25_rel: float = 0.4
+    mmr_lambda: float = 1.0  # 1.0 = pure relevance order, lower = more diversity
+    top_n: int = 20
+
+    def __post_init__(self) -> None:
+        if self.dense_weight < 0 or self.title_weight < 0 or self.dense_weight + self.title_weight > 1:
+            raise ValueError("fusion weights must be >= 0 and dense_weight + title_weight <= 1")
+        if not 0.0 <= self.mmr_lambda <= 1.0:
+            raise ValueError("mmr_lambda must be within [0, 1]")
+        if self.top_n < 1:
+            raise ValueError("top_n must be >= 1")
+
+    @property
+    def bm25_weight(self) -> float:
+        return 1.0 - self.dense_weight - self.title_weight
+
+
+@dataclass(frozen=True)
+class DocScores:
+    """What the index measured for one document and one query."""
+
+    adr: Adr
+    dense: float | None  # cosine of the best chunk; None when no dense vector was available
+    bm25: float
+    title: float = 0.0  # title coverage in [0, 1]
+
+
+@dataclass(frozen=True)
+class Ranking:
+    candidates: tuple[Candidate, ...]
+    empty_reason: EmptyReason | None
+    stats: Mapping[str, Any] = field(default_factory=dict)
+
+
+def fuse(scores: Sequence[DocScores], params: FusionParams, *, dense_failed: bool = False) -> list[Candidate]:
+    """Every document with its normalised and fused scores, best first; not yet qualified or cut."""
+    if not scores:
+        return []
+    top_bm25 = max(s.bm25 for s in scores)
+    dense_values = [s.dense for s in scores if s.dense is not None]
+    use_dense = bool(dense_values) and not dense_failed and params.dense_weight > 0
+    lo = min(dense_values) if dense_values else 0.0
+    hi = max(dense_values) if dense_values else 0.0
+    w_b, w_d, w_t = params.bm25_weight, params.dense_weight, params.title_weight
+    if not use_dense:
+        total = w_b + w_t
+        w_b, w_d, w_t = (w_b / total, 0.0, w_t / total) if total > 0 else (1.0, 0.0, 0.0)
+    out = []
+    for s in scores:
+        bm25_rel = max(s.bm25, 0.0) / top_bm25 if top_bm25 > 0 else 0.0  # Okapi IDF can go negative
+        dense_norm = 0.0
+        if use_dense and s.dense is not None:
+            dense_norm = (s.dense - lo) / (hi - lo) if hi > lo else 1.0
+        fused = w_b * bm25_rel + w_d * dense_norm + w_t * s.title
+        out.append(
+            Candidate(
+                adr=s.adr,
+                dense=None if dense_failed else s.dense,
+                bm25=s.bm25,
+                bm25_rel=bm25_rel,
+                fused=fused,
+                qualified=False,
+                why="",
+                title_match=s.title,
+            )
+        )
+    out.sort(key=lambda c: (-c.fused, c.adr.path))
+    return out
+
+
+def qualify(candidate: Candidate, params: FusionParams) -> Candidate:
+    """The OR-gate, with a reason a reader can check against the printed scores."""
+    dense_ok = candidate.dense is not None and candidate.dense >= params.qualify_cosine
+    bm25_ok = candidate.bm25 > 0 and candidate.bm25_rel >= params.qualify_bm25_rel
+    dense_txt = (
+        "no dense score"
+        if candidate.dense is None
+        else f"cosine {candidate.dense:.3f} {'>=' if dense_ok else '<'} {params.qualify_cosine:g}"
+    )
+    bm25_txt = f"bm25 {candidate.bm25_rel:.2f} of top {'>=' if bm25_ok else '<'} {params.qualify_bm25_rel:g}"
+    if dense_ok and bm25_ok:
+        why = f"qualified: {dense_txt} and {bm25_txt}"
+    elif dense_ok:
+        why = f"qualified: {dense_txt}"
+    elif bm25_ok:
+        why = f"qualified: {bm25_txt}"
+    else:
+        why = f"fill-in: {dense_txt}, {bm25_txt}"
+    return _replace(candidate, qualified=dense_ok or bm25_ok, why=why)
+
+
+def mmr(candidates: Sequence[Candidate], similarity: Similarity, lam: float, k: int) -> list[Candidate]:
+    """Maximal marginal relevance over fused scores (relative to the best), greedy, first k."""
+    pool = list(candidates)
+    if lam >= 1.0 or len(pool) <= 1:
+        return pool[:k]
+    top = max(c.fused for c in pool) or 1.0
+    chosen: list[Candidate] = []
+    max_sim = [0.0] * len(pool)
+    remaining = list(range(len(pool)))
+    while remaining and len(chosen) < k:
+        best = max(remaining, key=lambda i: (lam * pool[i].fused / top - (1 - lam) * max_sim[i], -i))
+        remaining.remove(best)
+        chosen.append(pool[best])
+        for i in remaining:
+            max_sim[i] = max(max_sim[i], similarity(pool[i].adr, pool[best].adr))
+    return chosen
+
+
+def rank(
+    scores: Sequence[DocScores],
+    params: FusionParams,
+    *,
+    dense_failed: bool = False,
+    similarity: Similarity | None = None,
+    top_n: int | None = None,
+) -> Ranking:
+    """Fused, qualified, diversified top-N, and the empty reason when nothing comes back qualified.
+
+    Documents with no signal at all (no BM25 term, no title term, no dense score) are dropped.
+    `none_qualified` still returns the unqualified fill-ins (marked): recall is advisory, the
+    caller decides whether to show them.
+    """
+    n = top_n or params.top_n
+    fused = fuse(scores, params, dense_failed=dense_failed)
+    live = [c for c in fused if c.bm25 > 0 or c.title_match > 0 or (c.dense is not None and c.dense > 0)]
+    stats: dict[str, Any] = {"scored": len(scores), "with_signal": len(live)}
+    if not live:
+        reason: EmptyReason = "embedding_failed" if dense_failed else "no_candidates"
+        return Ranking((), reason, stats)
+    judged = [qualify(c, params) for c in live]
+    qualified = [c for c in judged if c.qualified]
+    fill = [c for c in judged if not c.qualified]
+    if similarity is not None and params.mmr_lambda < 1.0 and qualified:
+        head = qualified[: max(n * 2, n)]
+        ordered = mmr(head, similarity, params.mmr_lambda, n)
+    else:
+        ordered = qualified[:n]
+    ordered += fill[: n - len(ordered)]
+    stats.update(qualified=len(qualified), fill_ins=sum(1 for c in ordered if not c.qualified))
+    return Ranking(tuple(ordered), None if qualified else "none_qualified", stats)
+
+
+def empty_result(reason: EmptyReason, diagnostics: Mapping[str, Any] | None = None) -> RetrievalResult:
+    """A RetrievalResult with no candidates and one reason (disabled / empty_input / empty_index / ...)."""
+    return RetrievalResult(candidates=(), empty_reason=reason, diagnostics=dict(diagnostics or {}))
+
+
+def _replace(candidate: Candidate, **changes: Any) -> Candidate:
+    from dataclasses import replace
+
+    return replace(candidate, **changes)

@@ -1,0 +1,210 @@
+"""`adr-review blind-spots --file ADR [--adr-dir DIR] [--json]`: recall, then the blind-spot DAG, on one ADR.
+
+Needs an API key (the critics are model calls); without one it says so and exits 2. Recall runs over
+--adr-dir (default: the ADR's own folder) when the index adapter is available, and says so when not.
+Advisory like the rest: a run that degraded still exits 0; only unusable input or setup exits non-zero.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from app.config import RepoConfig, Settings
+    from app.core.adr import Adr
+    from app.core.results import BlindSpotResult, RecallResult
+    from app.pipeline.ports import LlmPort
+
+NO_KEY_MESSAGE = (
+    "adr-review blind-spots: no Anthropic API key. The blind-spot critics are model calls: set "
+    "ANTHROPIC_API_KEY (and ANTHROPIC_BASE_URL for a proxy). `adr-review recall` works without a key."
+)
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--file", required=True, type=Path, help="the ADR to examine (markdown)")
+    parser.add_argument(
+        "--adr-dir",
+        type=Path,
+        default=None,
+        help="folder of past ADRs for recall (default: the ADR's folder)",
+    )
+    parser.add_argument("--json", action="store_true", help="print the results as JSON")
+    parser.add_argument(
+        "--seed", type=int, default=None, help="perspective draw seed (default: from the ADR's content hash)"
+    )
+    parser.add_argument("--adjacent-domain", action="store_true", help="also run the Adjacent Domain critic")
+    parser.add_argument("--max-findings", type=int, default=None, help="findings shown (default: config, 10)")
+    parser.add_argument("--config", type=Path, default=None, help="repo config YAML (.github/adr-review.yml)")
+    parser.add_argument(
+        "--index-dir", type=Path, default=None, help="keep the ADR index here (default: temporary)"
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    logging.basicConfig(
+        level=os.environ.get("ADR_REVIEW_LOG_LEVEL", "WARNING").upper(),
+        stream=sys.stderr,
+        format="%(levelname)s %(name)s: %(message)s",
+    )
+    from app.config import RepoConfigError, Settings, parse_repo_config
+
+    settings = Settings()
+    if not settings.anthropic_api_key:
+        print(NO_KEY_MESSAGE, file=sys.stderr)
+        return 2
+    try:
+        config = parse_repo_config(args.config.read_bytes(), str(args.config)) if args.config else None
+    except (OSError, RepoConfigError) as exc:
+        print(f"adr-review blind-spots: {exc}", file=sys.stderr)
+        return 2
+    from app.config import RepoConfig
+
+    config = config or RepoConfig()
+    updates: dict[str, Any] = {}
+    if args.adjacent_domain:
+        updates["adjacent_domain"] = True
+    if args.max_findings is not None:
+        updates["max_findings"] = args.max_findings
+    if updates:
+        config = config.model_copy(update={"blindspot": config.blindspot.model_copy(update=updates)})
+
+    from app.core.adr import AdrParseError, parse_adr
+
+    file: Path = args.file
+    adr_dir: Path = args.adr_dir or file.parent
+    try:
+        rel = file.resolve().relative_to(adr_dir.resolve()).as_posix()
+    except ValueError:
+        rel = file.name
+    try:
+        adr = parse_adr(rel, file.read_bytes())
+    except OSError as exc:
+        print(f"adr-review blind-spots: cannot read {file}: {exc.strerror or exc}", file=sys.stderr)
+        return 2
+    except AdrParseError as exc:
+        print(f"adr-review blind-spots: {file}: {exc.reason}", file=sys.stderr)
+        return 2
+
+    from app.adapters.llm import make_llm
+
+    llm = make_llm(settings, config)
+    assert llm is not None  # the key was checked above
+    recall, notes = _recall(adr, adr_dir, args.index_dir, llm, config, settings)
+    blind = _blindspots(adr, recall, llm, config, args.seed)
+    if args.json:
+        print(json.dumps(_as_json(adr, recall, blind, notes), ensure_ascii=False, indent=2))
+    else:
+        print(format_report(adr, recall, blind, notes))
+    return 0
+
+
+def _recall(
+    adr: Adr, adr_dir: Path, index_dir: Path | None, llm: LlmPort, config: RepoConfig, settings: Settings
+) -> tuple[RecallResult | None, list[str]]:
+    """Recall over the folder's (incrementally synced) index, or None with the reason when it cannot open."""
+    from app.pipeline.recall import run_recall
+
+    notes: list[str] = []
+    try:
+        from app.pipeline.retrieval import ensure_synced, open_index_for
+
+        index = open_index_for(adr_dir, index_dir or settings.store_dir, config=config.retrieval)
+        synced = ensure_synced(index, adr_dir)
+    except Exception as exc:  # advisory: no index means no citations, not no critics
+        notes.append(f"recall skipped: the ADR index could not be opened ({type(exc).__name__}: {exc})")
+        return None, notes
+    notes.extend(f"not read: {e}" for e in synced.report.errors)
+    return run_recall(adr, index, synced.adrs, llm, config=config, enabled=settings.recall_enabled), notes
+
+
+def _blindspots(
+    adr: Adr, recall: RecallResult | None, llm: LlmPort, config: RepoConfig, seed: int | None
+) -> BlindSpotResult:
+    from app.pipeline.blindspot import run_blindspots
+    from app.pipeline.structured import StepOverrides
+
+    return run_blindspots(
+        adr,
+        recall.citations if recall else (),
+        llm,
+        config=config.blindspot,
+        seed=seed if seed is not None else int(adr.content_hash[:8], 16),
+        overrides={name: StepOverrides.from_config(config.llm, name) for name in config.llm.prompts},
+    )
+
+
+def _as_json(
+    adr: Adr, recall: RecallResult | None, blind: BlindSpotResult, notes: list[str]
+) -> dict[str, Any]:
+    from app.core.serde import blindspots_to_dict, recall_to_dict, to_dict
+
+    recall_data = recall_to_dict(recall) if recall else None
+    if recall_data:
+        for cand in recall_data.get("candidates", []):
+            cand.get("adr", {}).update(text="", sections={})
+    from app.core.results import Usage
+
+    usage = blind.usage + (recall.usage if recall else Usage())
+    return {
+        "adr": {"path": adr.path, "id": adr.adr_id, "title": adr.title, "language": adr.language},
+        "recall": recall_data,
+        "blindspots": blindspots_to_dict(blind),
+        "usage": to_dict(usage),
+        "notes": notes,
+    }
+
+
+def format_report(adr: Adr, recall: RecallResult | None, blind: BlindSpotResult, notes: Sequence[str]) -> str:
+    """A plain-text report for a terminal (the PR comment is rendered elsewhere, from templates)."""
+    lines = [f"{adr.adr_id}: {adr.title}", ""]
+    if recall is None:
+        lines.append("Recall: not run")
+    else:
+        lines.append(f"Recall ({recall.mode}): {len(recall.citations)} citation(s)")
+        for c in recall.citations:
+            lines.append(f"  - {c.adr_id} {c.title} [{c.relevance}] — {c.relevance_reason}")
+        if recall.empty_reason:
+            lines.append(f"  (none: {recall.empty_reason})")
+    lines.append("")
+    status = blind.status + (f" ({blind.skipped_reason})" if blind.skipped_reason else "")
+    lines.append(f"Blind spots: {status}")
+    lines.append(f"  perspectives: {', '.join(blind.selected_perspectives) or '-'} (seed {blind.seed})")
+    counts = ", ".join(f"{k} {v}" for k, v in blind.total_count_by_severity.items())
+    lines.append(
+        f"  findings: {counts}" + (f"; {blind.omitted_count} more not shown" if blind.omitted_count else "")
+    )
+    for f in blind.findings:
+        lines.append("")
+        lines.append(f"  [{f.severity}/{f.actionability}] {f.title}  ({', '.join(f.source)})")
+        lines.append(f"      evidence: {f.evidence}")
+        if f.suggested_action:
+            lines.append(f"      suggested: {f.suggested_action}")
+    if blind.coverage_gaps:
+        lines.append(f"  pre-mortem did not cover: {', '.join(blind.coverage_gaps)}")
+    dropped = {k: v for k, v in blind.dropped.items() if v}
+    if dropped:
+        lines.append("  dropped: " + ", ".join(f"{k} {v}" for k, v in dropped.items()))
+    if blind.self_assessment:
+        lines.extend(["", f"  judge: {blind.self_assessment}"])
+    for e in blind.errors:
+        lines.append(f"  error in {e.node}: {e.message}")
+    lines.append("")
+    for node, u in blind.usage_by_node.items():
+        lines.append(
+            f"  {node}: {u.model} in {u.input_tokens} / out {u.output_tokens} tokens, "
+            f"${u.cost_usd:.4f}, {u.latency_s:.1f}s"
+        )
+    from app.core.results import Usage
+
+    total = blind.usage + (recall.usage if recall else Usage())
+    lines.append(f"  total: {total.calls} call(s), ${total.cost_usd:.4f}")
+    lines.extend(f"note: {n}" for n in notes)
+    return "\n".join(lines)

@@ -1,0 +1,160 @@
+"""`adr-review index --adr-dir DIR [--store DIR] [--embedding NAME] [--config FILE] [--json]`
+
+Build or refresh the hybrid index of an ADR folder. Incremental by content hash: prints how many ADRs
+were added / updated / removed / unchanged, which embedding ran, and how long it took. Files that are
+not readable ADRs are listed and skipped. Exit 0 when the index is up to date (even lexical-only after
+an embedding failure, which is reported loudly), 2 for unusable arguments.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TextIO
+
+if TYPE_CHECKING:
+    from app.config import RetrievalConfig
+
+PROG = "adr-review index"
+
+
+def add_index_arguments(parser: argparse.ArgumentParser, *, adr_dir_required: bool = True) -> None:
+    """--adr-dir, --store, --embedding, --config: shared by index, recall and eval retrieval."""
+    if adr_dir_required:
+        parser.add_argument("--adr-dir", type=Path, required=True, help="folder of ADR markdown files")
+    parser.add_argument(
+        "--store",
+        type=Path,
+        default=None,
+        help="where the index lives (default: .adr-review/ or ADR_REVIEW_STORE_DIR)",
+    )
+    parser.add_argument(
+        "--embedding",
+        default=None,
+        help="offline-hash (default), default (chromadb's ONNX MiniLM, downloads a model) or "
+        "sentence-transformers:<model or path>; see docs/embeddings.md",
+    )
+    parser.add_argument("--config", type=Path, default=None, help="repo config YAML (.github/adr-review.yml)")
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    add_index_arguments(parser)
+    parser.add_argument("--json", action="store_true", help="print the sync report as JSON")
+
+
+def setup_logging() -> None:
+    logging.basicConfig(
+        level=os.environ.get("ADR_REVIEW_LOG_LEVEL", "WARNING").upper(),
+        stream=sys.stderr,
+        format="%(levelname)s %(name)s: %(message)s",
+    )
+
+
+def retrieval_config(args: argparse.Namespace) -> RetrievalConfig:
+    """--config's `retrieval:` section (defaults without one). Raises ValueError with a clear message."""
+    from app.config import RepoConfigError, RetrievalConfig, parse_repo_config
+
+    path: Path | None = getattr(args, "config", None)
+    if path is None:
+        return RetrievalConfig()
+    try:
+        return parse_repo_config(path.read_bytes(), str(path)).retrieval
+    except (OSError, RepoConfigError) as exc:
+        raise ValueError(str(exc)) from exc
+
+
+def store_dir(args: argparse.Namespace, config: RetrievalConfig) -> Path:
+    if getattr(args, "store", None):
+        return Path(args.store)
+    if config.store_dir:
+        return Path(config.store_dir)
+    from app.config import Settings
+
+    return Path(Settings().store_dir)
+
+
+def progress_reporter(label: str, stream: TextIO | None = None) -> Callable[[int, int], None]:
+    """A bar redrawn in place on an interactive terminal; otherwise a few plain log lines."""
+    out = stream or sys.stderr
+    interactive = out.isatty()
+    state = {"last": -1, "start": time.perf_counter()}
+
+    def report(done: int, total: int) -> None:
+        if total <= 0:
+            return
+        if interactive:
+            width = 30
+            filled = int(width * done / total)
+            out.write(f"\r{label}: [{'#' * filled}{'.' * (width - filled)}] {done}/{total} chunks")
+            if done >= total:
+                out.write(f" ({time.perf_counter() - state['start']:.1f}s)\n")
+            out.flush()
+            return
+        quarter = 4 * done // total
+        if quarter != state["last"] and (done == 0 or done >= total or quarter > state["last"]):
+            state["last"] = quarter
+            out.write(f"{label}: embedded {done}/{total} chunks\n")
+            out.flush()
+
+    return report
+
+
+def sync_summary(report: Any) -> str:
+    rebuilt = " (rebuilt: embedding or chunking changed)" if report.rebuilt else ""
+    return (
+        f"indexed with {report.embedding}: {report.added} added, {report.updated} updated, "
+        f"{report.removed} removed, {report.unchanged} unchanged in {report.seconds:.2f}s{rebuilt}"
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    setup_logging()
+    if not args.adr_dir.is_dir():
+        print(f"{PROG}: {args.adr_dir}: not a folder", file=sys.stderr)
+        return 2
+    try:
+        config = retrieval_config(args)
+        from app.pipeline.retrieval import ensure_synced, open_index_for
+
+        start = time.perf_counter()
+        index = open_index_for(args.adr_dir, store_dir(args, config), args.embedding, config)
+    except ValueError as exc:
+        print(f"{PROG}: {exc}", file=sys.stderr)
+        return 2
+    synced = ensure_synced(index, args.adr_dir, progress=progress_reporter("index"))
+    elapsed = time.perf_counter() - start
+    report = synced.report
+    for err in report.errors:
+        print(f"{PROG}: warning: {err}", file=sys.stderr)
+    if args.json:
+        payload = {
+            "added": report.added,
+            "updated": report.updated,
+            "removed": report.removed,
+            "unchanged": report.unchanged,
+            "rebuilt": report.rebuilt,
+            "embedding": report.embedding,
+            "embedding_failed": index.embedding_error is not None,
+            "errors": list(report.errors),
+            "seconds": round(elapsed, 3),
+            "sync_seconds": round(report.seconds, 3),
+            "store": str(index.store_dir),
+            "collection": index.collection_name,
+        }
+        print(json.dumps(payload, indent=2, ensure_ascii=False))
+    else:
+        print(sync_summary(report) + f"; {elapsed:.2f}s in total")
+        print(f"store: {index.store_dir} (collection {index.collection_name})")
+    if index.embedding_error is not None:
+        print(
+            f"{PROG}: WARNING: embedding {report.embedding} failed, search will be lexical-only (BM25): "
+            f"{index.embedding_error}",
+            file=sys.stderr,
+        )
+    return 0

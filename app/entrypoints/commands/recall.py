@@ -1,0 +1,201 @@
+"""`adr-review recall --adr-dir DIR (--file PATH | --text TEXT) [--top 5] [--json] [--explain]`
+
+The past ADRs most related to a proposal, by hybrid retrieval (BM25 + title coverage + embedding),
+qualified by the OR-gate; unqualified fill-ins are marked. The index is refreshed incrementally first
+(built on the fly when missing). With --file the proposal is parsed as an ADR and the query is its
+title + context + options + decision; a proposal inside --adr-dir is never its own candidate.
+
+The candidate part of the output is built by `candidates_to_json` and `format_candidates`, so a
+later stage (LLM citations) can add to the output without touching it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from app.entrypoints.commands.index import (
+    add_index_arguments,
+    progress_reporter,
+    retrieval_config,
+    setup_logging,
+    store_dir,
+    sync_summary,
+)
+
+if TYPE_CHECKING:
+    from app.core.adr import Adr
+    from app.core.results import Candidate, RetrievalResult
+
+PROG = "adr-review recall"
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    add_index_arguments(parser)
+    source = parser.add_mutually_exclusive_group(required=True)
+    source.add_argument("--file", type=Path, help="the proposal (an ADR markdown file)")
+    source.add_argument("--text", help="the proposal as plain text")
+    parser.add_argument("--top", type=int, default=5, help="how many candidates to show (default 5)")
+    parser.add_argument("--json", action="store_true", help="print JSON")
+    parser.add_argument(
+        "--explain", action="store_true", help="per candidate: dense, BM25, relative BM25, title, fused, why"
+    )
+
+
+def candidate_to_json(c: Candidate) -> dict[str, Any]:
+    return {
+        "adr_id": c.adr.adr_id,
+        "path": c.adr.path,
+        "title": c.adr.title,
+        "status": c.adr.status,
+        "score": round(c.fused, 4),
+        "qualified": c.qualified,
+        "dense": None if c.dense is None else round(c.dense, 4),
+        "bm25": round(c.bm25, 4),
+        "bm25_rel": round(c.bm25_rel, 4),
+        "title_match": round(c.title_match, 4),
+        "why": c.why,
+    }
+
+
+def candidates_to_json(result: RetrievalResult, top: int | None = None) -> dict[str, Any]:
+    """{"candidates": [...], "empty_reason": ..., "diagnostics": {...}}: the retrieval part of --json."""
+    shown = result.candidates[:top] if top else result.candidates
+    return {
+        "candidates": [candidate_to_json(c) for c in shown],
+        "empty_reason": result.empty_reason,
+        "diagnostics": _jsonable(dict(result.diagnostics)),
+    }
+
+
+def format_candidates(result: RetrievalResult, explain: bool = False, top: int | None = None) -> str:
+    """Human-readable candidate list (with --explain: every score and the qualification reason)."""
+    diag = result.diagnostics
+    lines = [
+        f"embedding: {diag.get('embedding', '?')}"
+        + (" (FAILED: lexical-only)" if diag.get("embedding_failed") else "")
+    ]
+    shown = result.candidates[:top] if top else result.candidates
+    if not shown:
+        lines.append(f"no candidates: {result.empty_reason or 'no_candidates'}")
+        return "\n".join(lines)
+    if result.empty_reason:
+        lines.append(f"note: {result.empty_reason} (showing unqualified fill-ins)")
+    width = max(len(c.adr.adr_id) for c in shown)
+    for i, c in enumerate(shown, start=1):
+        mark = " " if c.qualified else "~"
+        lines.append(
+            f"{i:>2}.{mark}{c.adr.adr_id:<{width}}  {c.fused:.3f}  [{c.adr.status}]  {c.adr.title}  ({c.adr.path})"
+        )
+        if explain:
+            dense = "n/a" if c.dense is None else f"{c.dense:.3f}"
+            lines.append(
+                f"      dense {dense}  bm25 {c.bm25:.2f}  bm25_rel {c.bm25_rel:.2f}  "
+                f"title {c.title_match:.2f}  fused {c.fused:.3f}"
+            )
+            lines.append(f"      {c.why}")
+    if any(not c.qualified for c in shown):
+        lines.append("~ = unqualified fill-in (below both relevance gates)")
+    if explain and "params" in diag:
+        p = diag["params"]
+        lines.append(
+            "fused = {bm25_weight:g}*bm25_rel + {dense_weight:g}*minmax(dense) + {title_weight:g}*title; "
+            "qualified when dense >= {qualify_cosine:g} or bm25_rel >= {qualify_bm25_rel:g}; "
+            "mmr lambda {mmr_lambda:g}".format(**p)
+        )
+    return "\n".join(lines)
+
+
+def proposal_from_file(path: Path, adr_dir: Path) -> tuple[Adr, frozenset[str]]:
+    """The parsed proposal and the paths to exclude (itself, when it lives in the ADR folder)."""
+    from app.core.adr import parse_adr
+
+    try:
+        rel = path.resolve().relative_to(adr_dir.resolve()).as_posix()
+        exclude = frozenset({rel})
+    except ValueError:
+        rel = path.name
+        exclude = frozenset()
+    return parse_adr(rel, path.read_bytes()), exclude
+
+
+def query_for(proposal: Adr) -> str:
+    """The recall query (title + context + decision + options); the whole text when those are missing."""
+    from app.pipeline.recall import build_query_text
+
+    query = build_query_text(proposal)
+    return query if len(query.strip()) > len(proposal.title.strip()) else proposal.text
+
+
+def run(args: argparse.Namespace) -> int:
+    setup_logging()
+    if not args.adr_dir.is_dir():
+        print(f"{PROG}: {args.adr_dir}: not a folder", file=sys.stderr)
+        return 2
+    if args.top < 1:
+        print(f"{PROG}: --top must be >= 1", file=sys.stderr)
+        return 2
+    from app.core.adr import AdrParseError
+
+    try:
+        config = retrieval_config(args)
+        if args.file is not None:
+            proposal, exclude = proposal_from_file(args.file, args.adr_dir)
+            query = query_for(proposal)
+        else:
+            query, exclude = args.text, frozenset()
+    except (OSError, ValueError, AdrParseError) as exc:
+        print(f"{PROG}: {exc}", file=sys.stderr)
+        return 2
+    from app.pipeline.retrieval import ensure_synced, open_index_for
+
+    try:
+        index = open_index_for(args.adr_dir, store_dir(args, config), args.embedding, config)
+    except ValueError as exc:
+        print(f"{PROG}: {exc}", file=sys.stderr)
+        return 2
+    synced = ensure_synced(index, args.adr_dir, progress=progress_reporter("index"))
+    for err in synced.report.errors:
+        print(f"{PROG}: warning: {err}", file=sys.stderr)
+    result = index.search(query, top_n=max(config.top_n, args.top), exclude_paths=exclude)
+    if result.diagnostics.get("embedding_failed"):
+        print(
+            f"{PROG}: WARNING: embedding {index.embedding} failed; candidates are lexical-only (BM25): "
+            f"{result.diagnostics.get('embedding_error') or index.embedding_error}",
+            file=sys.stderr,
+        )
+    sync = synced.report
+    extra = {
+        "sync": {
+            "added": sync.added,
+            "updated": sync.updated,
+            "removed": sync.removed,
+            "unchanged": sync.unchanged,
+            "rebuilt": sync.rebuilt,
+            "seconds": round(sync.seconds, 3),
+        }
+    }
+    if args.json:
+        payload = candidates_to_json(result, args.top)
+        payload["diagnostics"].update(extra)
+        print(json.dumps(payload, indent=2, ensure_ascii=False))
+    else:
+        if sync.added or sync.updated or sync.removed:
+            print(sync_summary(sync), file=sys.stderr)
+        print(format_candidates(result, explain=args.explain, top=args.top))
+    return 0
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, float):
+        return round(value, 6)
+    if value is None or isinstance(value, (str, int, bool)):
+        return value
+    return str(value)

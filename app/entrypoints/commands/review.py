@@ -1,0 +1,182 @@
+"""`adr-review review FILE [--adr-dir DIR] [--format markdown|json] [--offline]`: print the PR comment
+this ADR would get, without GitHub.
+
+Recall runs over --adr-dir (default: the ADR's own folder). With ANTHROPIC_API_KEY and without
+--offline the model picks and the blind-spot critics run; otherwise recall is extractive and the
+comment says that blind-spot analysis needs an API key. Exit 0 when a review was printed (degraded or
+not: it is advisory), 1 when the file could not be reviewed (the error comment is still printed),
+2 for unusable arguments.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Literal
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from app.config import RepoConfig, Settings
+    from app.core.adr import Adr, AdrParseError
+    from app.core.results import RetrievalResult
+    from app.pipeline.ports import AdrIndex, CheckpointStore, SyncReport
+
+PROG = "adr-review review"
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("file", type=Path, metavar="FILE", help="the ADR to review (markdown)")
+    parser.add_argument(
+        "--adr-dir", type=Path, default=None, help="folder of past ADRs (default: FILE's folder)"
+    )
+    parser.add_argument("--format", choices=("markdown", "json"), default="markdown", help="output format")
+    parser.add_argument("--offline", action="store_true", help="no model calls, even with an API key")
+    parser.add_argument("--language", choices=("auto", "en", "ja"), default=None, help="force the language")
+    parser.add_argument("--config", type=Path, default=None, help="repo config YAML (.github/adr-review.yml)")
+    parser.add_argument(
+        "--store",
+        type=Path,
+        default=None,
+        help="SQLite file for checkpoints: a re-run with the same inputs reuses the stored stages",
+    )
+    parser.add_argument(
+        "--index-dir", type=Path, default=None, help="where the ADR index lives (default: .adr-review/)"
+    )
+    parser.add_argument(
+        "--link-base",
+        default="",
+        help="URL prefix for links to cited ADRs, e.g. https://github.com/OWNER/REPO/blob/main "
+        "(default: links relative to the current folder; 'none' for no links)",
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    logging.basicConfig(
+        level=os.environ.get("ADR_REVIEW_LOG_LEVEL", "WARNING").upper(),
+        stream=sys.stderr,
+        format="%(levelname)s %(name)s: %(message)s",
+    )
+    from app.config import RepoConfigError, Settings, parse_repo_config
+
+    file: Path = args.file
+    adr_dir: Path = args.adr_dir or file.parent
+    if not file.is_file():
+        print(f"{PROG}: {file}: no such file", file=sys.stderr)
+        return 2
+    if not adr_dir.is_dir():
+        print(f"{PROG}: {adr_dir}: not a folder", file=sys.stderr)
+        return 2
+    try:
+        config = parse_repo_config(args.config.read_bytes(), str(args.config)) if args.config else None
+    except (OSError, RepoConfigError) as exc:
+        print(f"{PROG}: {exc}", file=sys.stderr)
+        return 2
+    from app.config import RepoConfig
+
+    config = config or RepoConfig()
+    if args.language:
+        config = config.model_copy(update={"language": args.language})
+    settings = Settings()
+
+    llm = None
+    reason: Literal["offline", "no_api_key"] = "offline" if args.offline else "no_api_key"
+    if not args.offline and settings.anthropic_api_key:
+        from app.adapters.llm import make_llm
+
+        llm = make_llm(settings, config)
+
+    from app.core.render import render_comment
+    from app.core.serde import review_to_dict
+    from app.pipeline.review import ReviewDeps, ReviewTarget, review_adr
+
+    index, folder = _index(adr_dir, args.index_dir, config, settings)
+    deps = ReviewDeps(
+        index=index,
+        folder=folder,
+        llm=llm,
+        store=_store(args.store),
+        config=config,
+        link_base=None if args.link_base == "none" else args.link_base,
+        adr_dir=_display_path(adr_dir),
+        llm_unavailable_reason=reason,
+        recall_enabled=settings.recall_enabled,
+    )
+    target = ReviewTarget(
+        repo="", pr=None, head_sha="", base_sha="", adr_path=_display_path(file), content=file.read_bytes()
+    )
+    review = review_adr(target, deps)
+    comment = render_comment(review, link_base=deps.link_base)
+    if args.format == "json":
+        out = {"review": review_to_dict(review, compact=True), "comment": comment}
+        print(json.dumps(out, ensure_ascii=False, indent=2))
+    else:
+        sys.stdout.write(comment if comment.endswith("\n") else comment + "\n")
+    return 1 if review.error else 0
+
+
+def _display_path(path: Path) -> str:
+    """Relative to the current folder when inside it (so links work from here), else absolute."""
+    resolved = path.resolve()
+    try:
+        return resolved.relative_to(Path.cwd().resolve()).as_posix()
+    except ValueError:
+        return resolved.as_posix()
+
+
+def _store(path: Path | None) -> CheckpointStore:
+    if path is None:
+        from app.adapters.store import MemoryStore
+
+        return MemoryStore()
+    from app.adapters.store import SqliteStore
+
+    return SqliteStore(path)
+
+
+def _index(
+    adr_dir: Path, index_dir: Path | None, config: RepoConfig, settings: Settings
+) -> tuple[AdrIndex, list[Adr]]:
+    """The folder's hybrid index, brought up to date (incremental), and the folder's ADRs. If the index
+    cannot be opened, an index whose searches fail, so recall degrades (and says so) instead of the
+    whole review failing."""
+    from app.adapters.adr_files import load_adr_folder
+    from app.pipeline.retrieval import ensure_synced, open_index_for
+
+    try:
+        index = open_index_for(adr_dir, index_dir or settings.store_dir, config=config.retrieval)
+        synced = ensure_synced(index, adr_dir)
+    except Exception as exc:
+        logging.getLogger(__name__).warning("index_unavailable: %s: %s", type(exc).__name__, exc)
+        folder, errors = load_adr_folder(adr_dir)
+        _report_parse_errors(errors)
+        return _BrokenIndex(f"the ADR index could not be opened ({type(exc).__name__}: {exc})"), folder
+    _report_parse_errors(synced.parse_errors)
+    return index, synced.adrs
+
+
+def _report_parse_errors(errors: Sequence[AdrParseError]) -> None:
+    for err in errors:
+        print(f"{PROG}: skipped {err}", file=sys.stderr)
+
+
+class _BrokenIndex:
+    def __init__(self, reason: str) -> None:
+        self.reason = reason
+
+    def sync(self, adrs: Sequence[Adr]) -> SyncReport:
+        raise RuntimeError(self.reason)
+
+    def search(
+        self,
+        query: str,
+        *,
+        top_n: int = 20,
+        exclude_paths: frozenset[str] = frozenset(),
+        pool: frozenset[str] | None = None,
+    ) -> RetrievalResult:
+        raise RuntimeError(self.reason)

@@ -1,0 +1,126 @@
+"""Open and refresh the ADR index of a folder; what `index`, `recall`, the eval and the Action call.
+
+    index = open_index_for(adr_dir, store_dir, embedding, config)
+    synced = ensure_synced(index, adr_dir)      # incremental: only changed ADRs are re-embedded
+    result = index.search(query, exclude_paths=frozenset({proposal.path}))
+
+The Chroma adapter is imported lazily so that importing this module (and `adr-review --help`) stays
+fast.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from app.config import RetrievalConfig
+from app.core.adr import Adr, AdrParseError
+from app.core.chunking import ChunkParams
+from app.core.fusion import FusionParams
+from app.core.lexical import Bm25Params
+from app.pipeline.ports import SyncReport
+
+if TYPE_CHECKING:
+    from app.adapters.index import ChromaAdrIndex
+
+Progress = Callable[[int, int], None]
+
+DEFAULT_STORE = Path(".adr-review")
+
+# Cosine thresholds of the OR-gate per embedding: each model has its own cosine scale. The offline
+# default is measured (docs/retrieval.md); the others are conventional starting points for
+# normalised sentence embeddings - calibrate with `adr-review eval retrieval` on your own ADRs.
+QUALIFY_COSINE = {"offline-hash": 0.35, "default": 0.5}
+QUALIFY_COSINE_OTHER = 0.5
+
+
+@dataclass(frozen=True)
+class Synced:
+    report: SyncReport
+    adrs: list[Adr]
+    parse_errors: list[AdrParseError]
+
+
+def qualify_cosine_for(embedding: str, configured: float | None) -> float:
+    if configured is not None:
+        return configured
+    return QUALIFY_COSINE.get(embedding, QUALIFY_COSINE_OTHER)
+
+
+def fusion_params(config: RetrievalConfig, embedding: str) -> FusionParams:
+    return FusionParams(
+        dense_weight=config.dense_weight,
+        title_weight=config.title_weight,
+        qualify_cosine=qualify_cosine_for(embedding, config.qualify_cosine),
+        qualify_bm25_rel=config.qualify_bm25_rel,
+        mmr_lambda=config.mmr_lambda,
+        top_n=config.top_n,
+    )
+
+
+def open_index_for(
+    adr_dir: Path | str,
+    store_dir: Path | str | None = None,
+    embedding: str | None = None,
+    config: RetrievalConfig | None = None,
+) -> ChromaAdrIndex:
+    """The persistent index of one ADR folder (created on first use). Nothing is embedded yet."""
+    from app.adapters.embeddings import canonical_name
+    from app.adapters.index import ChromaAdrIndex, collection_name_for
+
+    cfg = config or RetrievalConfig()
+    name = canonical_name(embedding or cfg.embedding)
+    store = Path(store_dir or cfg.store_dir or DEFAULT_STORE)
+    adr_path = Path(adr_dir)
+    return ChromaAdrIndex(
+        store,
+        collection_name_for(adr_path),
+        embedding=name,
+        fusion=fusion_params(cfg, name),
+        chunking=ChunkParams(target=cfg.chunk_target, maximum=max(cfg.chunk_max, cfg.chunk_target)),
+        bm25=Bm25Params(k1=cfg.bm25_k1, b=cfg.bm25_b),
+        adr_dir=str(adr_path.resolve()),
+    )
+
+
+def open_index(
+    store_dir: Path | str, config: RetrievalConfig | None = None, embedding: str | None = None
+) -> ChromaAdrIndex:
+    """An index in a folder of its own (one ADR folder per store, e.g. the App's per-repo cache):
+    fixed collection name, so the store can move (cache restore) without a rebuild. Sync it with
+    the ADRs (from disk or from GitHub) before searching."""
+    from app.adapters.embeddings import canonical_name
+    from app.adapters.index import ChromaAdrIndex
+
+    cfg = config or RetrievalConfig()
+    name = canonical_name(embedding or cfg.embedding)
+    return ChromaAdrIndex(
+        Path(store_dir),
+        "adrs",
+        embedding=name,
+        fusion=fusion_params(cfg, name),
+        chunking=ChunkParams(target=cfg.chunk_target, maximum=max(cfg.chunk_max, cfg.chunk_target)),
+        bm25=Bm25Params(k1=cfg.bm25_k1, b=cfg.bm25_b),
+    )
+
+
+def ensure_synced(index: ChromaAdrIndex, adr_dir: Path | str, progress: Progress | None = None) -> Synced:
+    """Parse the folder and bring the index up to date; parse errors are reported, never fatal."""
+    from app.adapters.adr_files import load_adr_folder
+
+    adrs, errors = load_adr_folder(Path(adr_dir))
+    report = index.sync(adrs, progress=progress)
+    if errors:
+        report = SyncReport(
+            added=report.added,
+            updated=report.updated,
+            removed=report.removed,
+            unchanged=report.unchanged,
+            errors=tuple(f"{e.path}: {e.reason}" for e in errors) + report.errors,
+            seconds=report.seconds,
+            embedding=report.embedding,
+            rebuilt=report.rebuilt,
+        )
+    return Synced(report, adrs, errors)

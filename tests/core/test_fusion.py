@@ -1,0 +1,143 @@
+"""Hybrid ranking: normalised fusion, the OR-gate, fill-ins, MMR, and one empty reason."""
+
+from __future__ import annotations
+
+import pytest
+
+from app.core.adr import Adr, parse_adr
+from app.core.fusion import DocScores, FusionParams, empty_result, fuse, mmr, qualify, rank
+from app.core.results import Candidate
+
+
+def adr(n: int, title: str | None = None) -> Adr:
+    return parse_adr(f"{n:04d}-doc.md", f"# {n}. {title or f'Decision {n}'}\n\n## Context\n\nText {n}.\n".encode())
+
+
+def doc(n: int, dense: float | None, bm25: float, title: float = 0.0) -> DocScores:
+    return DocScores(adr=adr(n), dense=dense, bm25=bm25, title=title)
+
+
+PARAMS = FusionParams(dense_weight=0.25, title_weight=0.2, qualify_cosine=0.5, qualify_bm25_rel=0.4)
+
+
+def test_fused_score_is_the_convex_combination_of_normalised_channels() -> None:
+    scores = [doc(1, 0.9, 10.0, 0.5), doc(2, 0.5, 5.0, 0.0), doc(3, 0.1, 0.0, 1.0)]
+    by_id = {c.adr.path: c for c in fuse(scores, PARAMS)}
+    # bm25/top, min-max dense, title as is
+    assert by_id["0001-doc.md"].fused == pytest.approx(0.55 * 1.0 + 0.25 * 1.0 + 0.2 * 0.5)
+    assert by_id["0002-doc.md"].fused == pytest.approx(0.55 * 0.5 + 0.25 * 0.5 + 0.0)
+    assert by_id["0003-doc.md"].fused == pytest.approx(0.0 + 0.0 + 0.2 * 1.0)
+    assert by_id["0002-doc.md"].bm25_rel == pytest.approx(0.5)
+    assert [c.adr.path for c in fuse(scores, PARAMS)] == ["0001-doc.md", "0002-doc.md", "0003-doc.md"]
+
+
+def test_without_dense_the_lexical_weights_are_renormalised() -> None:
+    scores = [doc(1, None, 10.0, 0.0), doc(2, None, 5.0, 1.0)]
+    fused = {c.adr.path: c for c in fuse(scores, PARAMS, dense_failed=True)}
+    assert fused["0001-doc.md"].fused == pytest.approx(0.55 / 0.75)
+    assert fused["0002-doc.md"].fused == pytest.approx((0.55 * 0.5 + 0.2) / 0.75)
+    assert all(c.dense is None for c in fused.values())
+
+
+def test_a_strong_lexical_lead_survives_fusion_where_rank_fusion_would_tie() -> None:
+    # Doc 1: far ahead lexically, slightly behind in dense. RRF would rank them equal (1st + 2nd each).
+    scores = [doc(1, 0.50, 40.0), doc(2, 0.52, 4.0), doc(3, 0.10, 1.0)]
+    assert fuse(scores, PARAMS)[0].adr.path == "0001-doc.md"
+
+
+@pytest.mark.parametrize(
+    ("dense", "bm25_rel", "qualified", "why_starts"),
+    [
+        (0.7, 0.1, True, "qualified: cosine 0.700 >= 0.5"),  # dense alone passes: lexical cannot veto
+        (0.2, 0.6, True, "qualified: bm25 0.60 of top >= 0.4"),  # lexical alone passes
+        (0.7, 0.6, True, "qualified: cosine 0.700 >= 0.5 and bm25"),
+        (0.2, 0.1, False, "fill-in: cosine 0.200 < 0.5, bm25 0.10 of top < 0.4"),
+        (None, 0.1, False, "fill-in: no dense score"),
+        (None, 0.5, True, "qualified: bm25 0.50"),
+    ],
+)
+def test_qualification_is_an_or_gate(dense: float | None, bm25_rel: float, qualified: bool, why_starts: str) -> None:
+    c = Candidate(adr=adr(1), dense=dense, bm25=bm25_rel * 10, bm25_rel=bm25_rel, fused=0.3, qualified=False, why="")
+    judged = qualify(c, PARAMS)
+    assert judged.qualified is qualified
+    assert judged.why.startswith(why_starts)
+
+
+def test_qualified_candidates_come_first_and_fill_ins_are_marked() -> None:
+    # doc 3 out-scores doc 1 (title coverage) but passes neither gate: it may only fill in after doc 1.
+    scores = [doc(1, 0.6, 2.0), doc(2, 0.3, 10.0), doc(3, 0.45, 3.0, title=1.0), doc(4, 0.1, 0.1)]
+    assert [c.adr.path for c in fuse(scores, PARAMS)][:3] == ["0002-doc.md", "0003-doc.md", "0001-doc.md"]
+    ranking = rank(scores, PARAMS, top_n=3)
+    assert [c.adr.path for c in ranking.candidates] == ["0002-doc.md", "0001-doc.md", "0003-doc.md"]
+    assert [c.qualified for c in ranking.candidates] == [True, True, False]
+    assert ranking.empty_reason is None
+    assert ranking.stats["fill_ins"] == 1
+
+
+def test_none_qualified_still_returns_the_marked_fill_ins() -> None:
+    scores = [doc(1, 0.2, 0.0, title=0.5), doc(2, 0.1, 0.0)]
+    ranking = rank(scores, PARAMS)
+    assert ranking.empty_reason == "none_qualified"
+    assert ranking.candidates and not any(c.qualified for c in ranking.candidates)
+
+
+@pytest.mark.parametrize(
+    ("scores", "dense_failed", "reason"),
+    [
+        ([], False, "no_candidates"),
+        ([doc(1, 0.0, 0.0), doc(2, -0.1, 0.0)], False, "no_candidates"),
+        ([doc(1, None, 0.0), doc(2, None, 0.0)], True, "embedding_failed"),
+        ([doc(1, 0.1, 0.0)], False, "none_qualified"),
+        ([doc(1, None, 3.0)], True, None),  # lexical-only still answers; diagnostics say why
+    ],
+)
+def test_exactly_one_empty_reason(scores: list[DocScores], dense_failed: bool, reason: str | None) -> None:
+    assert rank(scores, PARAMS, dense_failed=dense_failed).empty_reason == reason
+
+
+def test_top_n_cuts_the_list() -> None:
+    scores = [doc(i, 0.9 - i / 100, 10.0 - i) for i in range(1, 30)]
+    assert len(rank(scores, PARAMS, top_n=7).candidates) == 7
+
+
+def test_mmr_trades_relevance_for_diversity() -> None:
+    # 1 and 2 are near-duplicates; 3 is a little less relevant but different.
+    cands = [
+        Candidate(adr(1), 0.9, 9.0, 1.0, 1.0, True, ""),
+        Candidate(adr(2), 0.9, 8.9, 0.99, 0.99, True, ""),
+        Candidate(adr(3), 0.8, 8.0, 0.9, 0.9, True, ""),
+    ]
+    twins = {frozenset({"0001-doc.md", "0002-doc.md"})}
+
+    def sim(a: Adr, b: Adr) -> float:
+        return 0.95 if frozenset({a.path, b.path}) in twins else 0.1
+
+    assert [c.adr.path for c in mmr(cands, sim, 1.0, 3)] == ["0001-doc.md", "0002-doc.md", "0003-doc.md"]
+    assert [c.adr.path for c in mmr(cands, sim, 0.6, 3)] == ["0001-doc.md", "0003-doc.md", "0002-doc.md"]
+
+
+def test_rank_applies_mmr_only_below_lambda_one() -> None:
+    scores = [doc(1, 0.9, 10.0), doc(2, 0.9, 9.9), doc(3, 0.8, 8.0)]
+
+    def sim(a: Adr, b: Adr) -> float:
+        return 0.99 if {a.path, b.path} == {"0001-doc.md", "0002-doc.md"} else 0.0
+
+    plain = rank(scores, PARAMS, similarity=sim)
+    diverse = rank(scores, FusionParams(mmr_lambda=0.5, qualify_cosine=0.5), similarity=sim)
+    assert [c.adr.path for c in plain.candidates][:2] == ["0001-doc.md", "0002-doc.md"]
+    assert [c.adr.path for c in diverse.candidates][:2] == ["0001-doc.md", "0003-doc.md"]
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [{"dense_weight": -0.1}, {"dense_weight": 0.7, "title_weight": 0.4}, {"mmr_lambda": 1.5}, {"top_n": 0}],
+)
+def test_invalid_knobs_are_rejected(kwargs: dict[str, float]) -> None:
+    with pytest.raises(ValueError):
+        FusionParams(**kwargs)  # type: ignore[arg-type]
+
+
+def test_empty_result_carries_the_reason_and_diagnostics() -> None:
+    res = empty_result("empty_input", {"embedding": "offline-hash"})
+    assert res.candidates == () and res.empty_reason == "empty_input"
+    assert res.diagnostics["embedding"] == "offline-hash"

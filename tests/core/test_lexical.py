@@ -1,0 +1,67 @@
+"""The lexical index: rank-bm25's Okapi scores, statistics of the pool, title coverage."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from rank_bm25 import BM25Okapi
+
+from app.core.lexical import Bm25Params, LexicalIndex
+from app.core.text import tokenize
+
+TEXTS = [
+    "Use PostgreSQL for the order service. PostgreSQL gives us transactions.",
+    "Adopt Kafka for domain events between services; events are retained seven days.",
+    "Record architecture decisions as markdown files in the repository.",
+    "Replace the message broker: move domain events from Kafka to NATS JetStream.",
+    "データベースには PostgreSQL を採用する。トランザクションが必要なため。",
+    "イベント駆動アーキテクチャを採用し、Kafka でドメインイベントを配信する。",
+]
+TITLES = ["Use PostgreSQL", "Adopt Kafka", "Record decisions", "Move to NATS", "データベースの選定", "イベント駆動"]
+QUERIES = [
+    "We keep domain events in Kafka but need a database with transactions",
+    "ドメインイベントの配信方式を見直す",
+    "markdown decisions",
+]
+
+
+@pytest.mark.parametrize("query", QUERIES)
+def test_bm25_matches_rank_bm25_on_the_whole_folder(query: str) -> None:
+    index = LexicalIndex(TEXTS, TITLES)
+    expected = BM25Okapi([tokenize(t) for t in TEXTS]).get_scores(tokenize(query))
+    np.testing.assert_allclose(index.scores(query).bm25, expected, atol=1e-9)
+
+
+@pytest.mark.parametrize("pool", [[0, 1, 2], [1, 3, 5], [0, 2, 3, 4, 5]])
+def test_pool_statistics_equal_bm25_over_only_the_pool(pool: list[int]) -> None:
+    query = QUERIES[0] + " " + QUERIES[1]
+    index = LexicalIndex(TEXTS, TITLES)
+    got = index.scores(query, pool).bm25
+    expected = BM25Okapi([tokenize(TEXTS[i]) for i in pool]).get_scores(tokenize(query))
+    np.testing.assert_allclose(got[pool], expected, atol=1e-9)
+    outside = [i for i in range(len(TEXTS)) if i not in pool]
+    assert not got[outside].any()
+
+
+def test_params_reach_the_formula() -> None:
+    query = QUERIES[0]
+    a = LexicalIndex(TEXTS, TITLES, Bm25Params(k1=1.2, b=0.3)).scores(query).bm25
+    expected = BM25Okapi([tokenize(t) for t in TEXTS], k1=1.2, b=0.3).get_scores(tokenize(query))
+    np.testing.assert_allclose(a, expected, atol=1e-9)
+
+
+def test_title_coverage_is_the_idf_weighted_share_of_title_terms_in_the_query() -> None:
+    index = LexicalIndex(TEXTS, TITLES)
+    title = index.scores("We adopt Kafka everywhere").title
+    assert title[1] == pytest.approx(1.0)  # "adopt" and "kafka" both present
+    assert 0.0 < index.scores("kafka only").title[1] < 1.0
+    assert title[0] == 0.0  # "use postgresql": neither term
+    assert index.scores("データベースの選定を見直す").title[4] == pytest.approx(1.0)
+
+
+def test_empty_query_pool_or_folder_scores_zero() -> None:
+    index = LexicalIndex(TEXTS, TITLES)
+    assert not index.scores("").bm25.any()
+    assert not index.scores(QUERIES[0], []).bm25.any()
+    empty = LexicalIndex([], [])
+    assert empty.scores("anything").bm25.shape == (0,)

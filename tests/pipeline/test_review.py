@@ -1,0 +1,680 @@
+"""The review use case over fakes at the ports (LLM, index) and the real checkpoint stores:
+recall -> blind spots -> Review, checkpoint reuse after an interruption (in one process and across
+two processes on SQLite), run keys, ADR isolation, leases."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import re
+import subprocess
+import sys
+import textwrap
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from app.adapters.adr_files import load_adr_folder
+from app.adapters.store import MemoryStore, SqliteStore
+from app.config import RepoConfig
+from app.core.adr import Adr
+from app.core.render import parse_marker, render_comment
+from app.core.results import Candidate, RecallResult, RetrievalResult
+from app.core.serde import review_from_dict, review_to_dict
+from app.core.text import tokenize
+from app.pipeline.blindspot import CRITIC_PROMPTS, JUDGE_PROMPT, load_constitution
+from app.pipeline.checkpoint import memo_for
+from app.pipeline.ports import CheckpointStore, LlmError, LlmRequest
+from app.pipeline.review import (
+    ReviewDeps,
+    ReviewTarget,
+    RunLocked,
+    prompts_hash,
+    relative_adr_path,
+    review_adr,
+    review_many,
+    run_key_for,
+)
+from tests.fakes.blindspot_answers import judge_echo_answer
+from tests.fakes.llm import FakeLlm
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLES = ROOT / "examples"
+RECALL = "recall-pre-gate"
+DA, PM = CRITIC_PROMPTS["devils_advocate"], CRITIC_PROMPTS["premortem"]
+JUDGE = JUDGE_PROMPT
+KAFKA = "examples/proposals/0008-adopt-kafka-for-order-events.md"
+REDIS = "examples/proposals/0009-session-store-redis.md"
+
+
+# --- fakes at the ports ------------------------------------------------------------------------------
+
+
+class FakeIndex:
+    """AdrIndex over an in-memory folder: token overlap as the score (a stand-in for hybrid search)."""
+
+    def __init__(self, adrs: Sequence[Adr]) -> None:
+        self.adrs = list(adrs)
+        self.searches = 0
+
+    def sync(self, adrs: Sequence[Adr]) -> Any:  # pragma: no cover - not used by the review
+        raise NotImplementedError
+
+    def search(
+        self,
+        query: str,
+        *,
+        top_n: int = 20,
+        exclude_paths: frozenset[str] = frozenset(),
+        pool: frozenset[str] | None = None,
+    ) -> RetrievalResult:
+        self.searches += 1
+        q = set(tokenize(query))
+        scored = [
+            (len(q & set(tokenize(a.title + " " + a.summary + " " + a.text))), a)
+            for a in self.adrs
+            if a.path not in exclude_paths
+        ]
+        scored = [(s, a) for s, a in scored if s > 0]
+        scored.sort(key=lambda p: -p[0])
+        best = scored[0][0] if scored else 1
+        cands = tuple(
+            Candidate(a, None, float(s), s / best, s / best, s / best >= 0.3, "fake overlap")
+            for s, a in scored[:top_n]
+        )
+        return RetrievalResult(cands, None if cands else "empty_index", {"embedding": "fake-overlap"})
+
+
+def folder() -> list[Adr]:
+    adrs, errors = load_adr_folder(EXAMPLES / "adr")
+    assert not errors and len(adrs) >= 5
+    return adrs
+
+
+def recall_answer(adrs: Sequence[Adr], *, limit: int = 3) -> Any:
+    """A recall model that cites the first candidates listed in the prompt, quoting their summaries."""
+    by_id = {a.adr_id: a for a in adrs}
+
+    def reply(request: LlmRequest) -> dict[str, Any]:
+        listed = re.findall(r"^### (ADR-\d+) ", request.cacheable_prefix or request.user, re.MULTILINE)
+        picks = [by_id[i] for i in dict.fromkeys(listed) if i in by_id][:limit]
+        return {
+            "citations": [
+                {
+                    "adr_id": a.adr_id,
+                    "relevance": ("high", "med", "low")[min(n, 2)],
+                    "relevance_reason": _first_sentence(a.summary),
+                }
+                for n, a in enumerate(picks)
+            ]
+        }
+
+    return reply
+
+
+def _first_sentence(text: str) -> str:
+    m = re.match(r"(.{20,200}?[.。])(\s|$)", " ".join(text.split()))
+    return m.group(1) if m else " ".join(text.split())[:120]
+
+
+EN_DA = {
+    "conclusion": "Move order events to Kafka and make them self-contained.",
+    "counter_arguments": [
+        {
+            "perspective": "privacy",
+            "title": "Self-contained events copy personal data into a 30-day log",
+            "argument": "Addresses and phone numbers will sit in a replayable topic for 30 days and in the compacted topic forever.",
+            "evidence": "`OrderPlaced` carries the delivery address, the phone number and the line items",
+            "severity": "critical",
+            "actionability": "revise_adr",
+            "suggested_action": "Keep personal data out of the event (reference it by customer id) or encrypt it per customer so that erasure can crypto-shred it.",
+            "dedupe_group": "pii-in-events",
+        },
+        {
+            "perspective": "operability",
+            "title": "Two event buses double the on-call surface",
+            "argument": "ADR-0005 rejected two buses for this reason; the proposal gives no new answer to it.",
+            "evidence": "Keeping two event buses was rejected in ADR-0005",
+            "severity": "high",
+            "actionability": "add_to_risks",
+            "suggested_action": "Name the owner of each bus, the runbooks and the alerting before the cut-over.",
+            "dedupe_group": "two-buses",
+        },
+    ],
+}
+EN_PM = {
+    "failure_story": "Six months later the fraud team replayed 14 days of orders and the notification consumer re-sent 2 million SMS.",
+    "scenarios": [
+        {
+            "category": "operational",
+            "title": "A replay re-triggers side effects in consumers that are not idempotent",
+            "scenario": "Fraud scoring replays orders.v1 from an old offset through a shared consumer group.",
+            "evidence": "Fraud scoring wants to replay 14 days of `orders.order.placed` and `payments.*` events",
+            "severity_score": 4,
+            "probability": 3,
+            "impact": 4,
+            "suggested_action": "Give replays their own consumer groups and document which consumers must be idempotent.",
+            "dedupe_group": "replay-side-effects",
+        },
+        {
+            "category": "technical",
+            "title": "24 partitions keyed by order id cap the consumer parallelism",
+            "scenario": "A hot sale needs more consumers than partitions; repartitioning breaks per-order ordering.",
+            "evidence": "a Kafka topic `orders.v1` with 24 partitions, keyed by order id",
+            "severity_score": 2,
+            "probability": 2,
+            "impact": 3,
+            "suggested_action": "Size partitions for the 10,000 events/s target with headroom.",
+            "dedupe_group": "partitions",
+        },
+    ],
+}
+JA_DA = {
+    "conclusion": "セッションストアを Redis に移行する。",
+    "counter_arguments": [
+        {
+            "perspective": "security",
+            "title": "Redis 障害時に全ユーザーがログアウトされる",
+            "argument": "セッションが Redis だけにあるため、フェイルオーバーでデータが失われると全員が再ログインになる。",
+            "evidence": "ElastiCache for Redis は運用が安定しており",
+            "severity": "high",
+            "actionability": "revise_adr",
+            "suggested_action": "永続化とレプリカ昇格時の挙動を ADR に明記し、障害時のログイン集中に備える。",
+            "dedupe_group": "redis-failover",
+        }
+    ],
+}
+JA_PM = {
+    "failure_story": "半年後、キャッシュと同じクラスターにセッションを置いたため、キャッシュの eviction でセッションが消えた。",
+    "scenarios": [
+        {
+            "category": "technical",
+            "title": "キャッシュ用 Redis の eviction でセッションが消える",
+            "scenario": "maxmemory に達した時点でセッションキーが追い出される。",
+            "evidence": "ADR-0007 で導入した ElastiCache for Redis",
+            "severity_score": 4,
+            "probability": 3,
+            "impact": 4,
+            "suggested_action": "セッション専用のクラスターか noeviction ポリシーを使う。",
+            "dedupe_group": "eviction",
+        }
+    ],
+}
+
+
+def scripted_llm(adrs: Sequence[Adr], *, language: str = "en") -> FakeLlm:
+    fake = FakeLlm()
+    fake.on(RECALL, recall_answer(adrs))
+    fake.on(DA, EN_DA if language == "en" else JA_DA)
+    fake.on(PM, EN_PM if language == "en" else JA_PM)
+    fake.on(JUDGE, lambda req: judge_echo_answer(req.user))
+    return fake
+
+
+def target(path: str = KAFKA, **kw: Any) -> ReviewTarget:
+    return ReviewTarget(
+        repo=kw.pop("repo", "acme/shop"),
+        pr=kw.pop("pr", 42),
+        head_sha=kw.pop("head_sha", "a" * 40),
+        base_sha=kw.pop("base_sha", "b" * 40),
+        adr_path=kw.pop("adr_path", path),
+        content=kw.pop("content", (ROOT / path).read_bytes()),
+        **kw,
+    )
+
+
+def deps(
+    store: CheckpointStore, llm: FakeLlm | None, adrs: Sequence[Adr] | None = None, **kw: Any
+) -> ReviewDeps:
+    adrs = list(adrs if adrs is not None else folder())
+    return ReviewDeps(
+        index=kw.pop("index", FakeIndex(adrs)),
+        folder=adrs,
+        llm=llm,
+        store=store,
+        config=kw.pop("config", RepoConfig()),
+        link_base=kw.pop("link_base", "https://github.com/acme/shop/blob/" + "b" * 40),
+        adr_dir=kw.pop("adr_dir", "examples/adr"),
+        **kw,
+    )
+
+
+def outcomes(store: CheckpointStore, key: str) -> list[tuple[str, str]]:
+    return [(a.stage, a.outcome) for a in store.attempts(key)]
+
+
+# --- the use case ------------------------------------------------------------------------------------
+
+
+def test_offline_review_is_still_a_useful_comment() -> None:
+    store = MemoryStore()
+    review = review_adr(target(), deps(store, None, llm_unavailable_reason="offline"))
+    assert review.error is None
+    assert review.recall is not None and review.recall.mode == "extractive"
+    assert review.recall.citations, "extractive recall should cite the related example ADRs"
+    assert review.blindspots is None
+    assert ("blindspots", "offline") in review.skipped
+    assert review.meta.usage.calls == 0
+    body = render_comment(review, link_base=None)
+    assert "Blind-spot analysis**: needs an API key" in body
+    assert "Extractive recall (no model)" in body
+    assert store.get_run(review.meta.run_key).state == "completed"  # type: ignore[union-attr]
+
+
+def test_full_review_through_the_fake_llm() -> None:
+    adrs = folder()
+    llm = scripted_llm(adrs)
+    store = MemoryStore()
+    review = review_adr(target(), deps(store, llm, adrs))
+    assert review.recall is not None and review.recall.mode == "llm"
+    assert [c.adr_id for c in review.recall.citations] and review.recall.dropped == {}
+    assert review.blindspots is not None and review.blindspots.status == "judged"
+    assert {f.severity for f in review.blindspots.findings} >= {"critical", "high"}
+    assert len(review.blindspots.selected_perspectives) == 3
+    constitution = {p.id: p.name for p in load_constitution()}
+    assert review.meta.perspectives == tuple(constitution[i] for i in review.blindspots.selected_perspectives)
+    assert review.meta.usage.calls == 4 == sum(llm.counts().values())
+    assert review.meta.usage.cost_usd > 0 and review.meta.models
+    assert review.meta.reused_stages == ()
+    assert review.skipped == ()
+    key = review.meta.run_key
+    assert sorted(outcomes(store, key)) == sorted(
+        [
+            ("recall", "executed"),
+            ("critic:devils_advocate", "executed"),
+            ("critic:premortem", "executed"),
+            ("judge", "executed"),
+        ]
+    )
+    body = render_comment(review, link_base=None)
+    assert parse_marker(body) == ("examples/proposals/0008-adopt-kafka-for-order-events.md", key)
+    assert "Self-contained events copy personal data" in body
+
+
+def test_a_rerun_of_the_same_inputs_pays_for_nothing() -> None:
+    adrs = folder()
+    llm = scripted_llm(adrs)
+    store = MemoryStore()
+    first = review_adr(target(), deps(store, llm, adrs))
+    second = review_adr(target(), deps(store, llm, adrs))
+    assert llm.count() == 4  # no new call
+    assert second.meta.run_key == first.meta.run_key
+    assert set(second.meta.reused_stages) == {"recall", "critic:devils_advocate", "critic:premortem", "judge"}
+    assert second.recall is not None and first.recall is not None
+    assert second.recall.citations == first.recall.citations and second.blindspots == first.blindspots
+    assert second.recall.diagnostics["replayed"] is True
+    assert second.meta.usage == first.meta.usage  # the cost of what is shown, not of this run
+    skipped = [s for s, o in outcomes(store, first.meta.run_key) if o == "skipped-checkpoint"]
+    assert sorted(skipped) == ["critic:devils_advocate", "critic:premortem", "judge", "recall"]
+
+
+class Crash(BaseException):
+    """A worker killed mid-run: not an Exception, so no stage catches it."""
+
+
+def test_interrupted_after_the_critics_resumes_from_checkpoints() -> None:
+    adrs = folder()
+    llm = scripted_llm(adrs)
+    llm.queue(JUDGE, Crash("killed during the judge"))
+    store = MemoryStore()
+    with pytest.raises(Crash):
+        review_adr(target(), deps(store, llm, adrs))
+    key = run_key_for(target(), RepoConfig(), prompts_hash(), online=True)
+    assert store.get_run(key).state == "running"  # type: ignore[union-attr]  # like a real kill
+    assert store.get(key, "judge") is None
+    before = llm.counts()
+    assert before == {RECALL: 1, DA: 1, PM: 1, JUDGE: 1}
+
+    review = review_adr(target(), deps(store, llm, adrs))
+    assert llm.counts() == {RECALL: 1, DA: 1, PM: 1, JUDGE: 2}  # only the judge ran again
+    assert review.blindspots is not None and review.blindspots.status == "judged"
+    assert set(review.meta.reused_stages) == {"recall", "critic:devils_advocate", "critic:premortem"}
+    rows = outcomes(store, key)
+    assert sorted(rows) == sorted(  # concurrent critics finish in any order: compare as multisets
+        [
+            ("recall", "executed"),
+            ("critic:devils_advocate", "executed"),
+            ("critic:premortem", "executed"),
+            ("judge", "failed"),
+            ("recall", "skipped-checkpoint"),
+            ("critic:devils_advocate", "skipped-checkpoint"),
+            ("critic:premortem", "skipped-checkpoint"),
+            ("judge", "executed"),
+        ]
+    )
+    judge_rows = [a for a in store.attempts(key) if a.stage == "judge"]
+    assert [(a.attempt, a.outcome, a.authoritative) for a in judge_rows] == [
+        (1, "failed", False),
+        (2, "executed", True),
+    ]
+    assert "Crash: killed during the judge" in (judge_rows[0].error or "")
+    assert store.get_run(key).state == "completed"  # type: ignore[union-attr]
+
+
+def test_a_failed_judge_degrades_and_a_rerun_heals_it() -> None:
+    adrs = folder()
+    llm = scripted_llm(adrs)
+    llm.fail_first(JUDGE, 1, LlmError("timeout", "no answer within 150 s"))
+    store = MemoryStore()
+    first = review_adr(target(), deps(store, llm, adrs))
+    assert first.blindspots is not None and first.blindspots.status == "unjudged"
+    assert ("judge", "judge_failed: llm_error: timeout: no answer within 150 s") in first.skipped
+    assert "The Judge did not run" in render_comment(first, link_base=None)
+    second = review_adr(target(), deps(store, llm, adrs))
+    assert second.blindspots is not None and second.blindspots.status == "judged"
+    assert llm.counts() == {RECALL: 1, DA: 1, PM: 1, JUDGE: 2}
+    assert second.skipped == ()
+
+
+SUBPROCESS = textwrap.dedent(
+    """
+    import json, sys
+    from app.adapters.store import SqliteStore
+    from tests.pipeline.test_review import Crash, JUDGE, deps, folder, scripted_llm, target
+    from app.pipeline.review import review_adr
+
+    store = SqliteStore(sys.argv[1])
+    adrs = folder()
+    llm = scripted_llm(adrs)
+    if sys.argv[2] == "crash":
+        llm.queue(JUDGE, Crash("killed"))
+    try:
+        review = review_adr(target(), deps(store, llm, adrs, owner=sys.argv[3], lease_ttl_s=0.5))
+        status = review.blindspots.status
+    except Crash:
+        status = "crashed"
+    print(json.dumps({"status": status, "calls": llm.counts()}))
+    """
+)
+
+
+def _run_child(db: Path, mode: str, owner: str) -> dict[str, Any]:
+    proc = subprocess.run(
+        [sys.executable, "-c", SUBPROCESS, str(db), mode, owner],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr
+    result: dict[str, Any] = json.loads(proc.stdout.strip().splitlines()[-1])
+    return result
+
+
+def test_sqlite_checkpoints_survive_a_crashed_process(tmp_path: Path) -> None:
+    db = tmp_path / "runs.sqlite"
+    first = _run_child(db, "crash", "worker-1")
+    assert first == {"status": "crashed", "calls": {RECALL: 1, DA: 1, PM: 1, JUDGE: 1}}
+    import time
+
+    time.sleep(0.6)  # the dead worker's lease expires
+    second = _run_child(db, "ok", "worker-2")
+    assert second == {"status": "judged", "calls": {JUDGE: 1}}  # a fresh fake: no call for recall or critics
+    key = run_key_for(target(), RepoConfig(), prompts_hash(), online=True)
+    with SqliteStore(db) as store:
+        rows = [(a.stage, a.outcome, a.owner) for a in store.attempts(key)]
+        assert ("judge", "failed", "worker-1") in rows
+        for stage in ("recall", "critic:devils_advocate", "critic:premortem"):
+            assert (stage, "executed", "worker-1") in rows
+            assert (stage, "skipped-checkpoint", "worker-2") in rows
+        assert ("judge", "executed", "worker-2") in rows
+        assert [a.authoritative for a in store.attempts(key) if a.stage == "judge"] == [False, True]
+        run = store.get_run(key)
+        assert run is not None and run.state == "completed" and run.lease_owner is None
+
+
+def test_a_second_worker_is_locked_out() -> None:
+    store = MemoryStore()
+    key = run_key_for(target(), RepoConfig(), prompts_hash(), online=False)
+    assert store.claim(key, "other", 600)
+    with pytest.raises(RunLocked):
+        review_adr(target(), deps(store, None, owner="me"))
+    assert outcomes(store, key) == [("run", "skipped-locked")]
+    assert review_many([target()], deps(store, None, owner="me")) == []
+
+
+def test_memo_factory_leaves_the_run_lifecycle_to_the_caller() -> None:
+    adrs = folder()
+    store = MemoryStore()
+    made: list[str] = []
+
+    def factory(key: str) -> Any:
+        made.append(key)
+        return memo_for(store, key, owner="worker")
+
+    review = review_adr(target(), deps(store, scripted_llm(adrs), adrs, memo_factory=factory))
+    assert made == [review.meta.run_key]
+    assert store.get_run(review.meta.run_key).state == "queued"  # type: ignore[union-attr]
+    assert {a.owner for a in store.attempts(review.meta.run_key)} == {"worker"}
+
+
+# --- ADR-level problems ------------------------------------------------------------------------------
+
+
+def test_a_file_that_is_not_an_adr_becomes_an_error_comment() -> None:
+    store = MemoryStore()
+    bad = target(adr_path="docs/adr/0010-empty.md", content=b"")
+    review = review_adr(bad, deps(store, None))
+    assert review.error and review.recall is None
+    body = render_comment(review, link_base=None)
+    assert parse_marker(body) == ("docs/adr/0010-empty.md", review.meta.run_key)
+    assert "Could not review this ADR" in body
+    assert store.get_run(review.meta.run_key).state == "failed"  # type: ignore[union-attr]
+
+
+def test_one_adr_failing_never_stops_the_others() -> None:
+    adrs = folder()
+
+    def recall_fn(proposal: Adr, *args: Any, **kw: Any) -> RecallResult:
+        if "kafka" in proposal.path:
+            raise RuntimeError("index exploded")
+        from app.pipeline.recall import run_recall
+
+        return run_recall(proposal, *args, **kw)
+
+    targets = [
+        target(adr_path="docs/adr/0010-empty.md", content=b"\x00\x01binary"),
+        target(KAFKA),
+        target(REDIS),
+    ]
+    reviews = review_many(targets, deps(MemoryStore(), None, adrs, recall_fn=recall_fn))
+    assert [r.adr_path for r in reviews] == [t.adr_path for t in targets]
+    assert reviews[0].error and reviews[1].error == "internal error: RuntimeError: index exploded"
+    assert reviews[2].error is None and reviews[2].language == "ja"
+    assert all(parse_marker(render_comment(r, link_base=None)) for r in reviews)
+
+
+def test_japanese_adr_gets_a_japanese_comment_unless_forced() -> None:
+    review = review_adr(target(REDIS), deps(MemoryStore(), None))
+    assert review.language == "ja"
+    assert "### 📚 関連する過去の決定" in render_comment(review, link_base=None)
+    forced = review_adr(target(REDIS), deps(MemoryStore(), None, config=RepoConfig(language="en")))
+    assert forced.language == "en"
+
+
+def test_recall_excludes_the_adr_under_review_when_it_is_in_the_folder() -> None:
+    adrs = folder()
+    path = "examples/adr/0005-nats-jetstream-event-bus.md"
+    review = review_adr(target(path), deps(MemoryStore(), None, adrs))
+    assert review.recall is not None
+    assert "ADR-0005" not in [c.adr_id for c in review.recall.citations]
+
+
+@pytest.mark.parametrize(
+    ("adr_path", "adr_dir", "expected"),
+    [
+        ("docs/adr/0001-x.md", "docs/adr", "0001-x.md"),
+        ("docs/adr/sub/0001-x.md", "docs/adr/", "sub/0001-x.md"),
+        ("elsewhere/0001-x.md", "docs/adr", "0001-x.md"),
+        ("0001-x.md", "", "0001-x.md"),
+    ],
+)
+def test_relative_adr_path(adr_path: str, adr_dir: str, expected: str) -> None:
+    assert relative_adr_path(adr_path, adr_dir) == expected
+
+
+def test_stages_can_be_narrowed() -> None:
+    adrs = folder()
+    llm = scripted_llm(adrs)
+    review = review_adr(target(stages=frozenset({"recall"})), deps(MemoryStore(), llm, adrs))
+    assert review.blindspots is None and ("blindspots", "not_requested") in review.skipped
+    assert llm.counts() == {RECALL: 1}
+
+
+# --- run keys ----------------------------------------------------------------------------------------
+
+BASE_KEY = run_key_for(target(), RepoConfig(), "p1")
+
+
+@pytest.mark.parametrize(
+    ("change", "same"),
+    [
+        (lambda: run_key_for(target(), RepoConfig(), "p1"), True),
+        (lambda: run_key_for(target(head_sha="c" * 40), RepoConfig(), "p1"), False),
+        (lambda: run_key_for(target(base_sha="c" * 40), RepoConfig(), "p1"), False),
+        (lambda: run_key_for(target(pr=43), RepoConfig(), "p1"), False),
+        (lambda: run_key_for(target(adr_path="docs/adr/x.md"), RepoConfig(), "p1"), False),
+        (lambda: run_key_for(target(content=b"# other"), RepoConfig(), "p1"), False),
+        (lambda: run_key_for(target(), RepoConfig(language="ja"), "p1"), False),
+        (lambda: run_key_for(target(), RepoConfig(), "p2"), False),
+        (lambda: run_key_for(target(), RepoConfig(), "p1", online=False), False),
+        (lambda: run_key_for(target(force_nonce="comment-123"), RepoConfig(), "p1"), False),
+        (lambda: run_key_for(target(stages=frozenset({"recall"})), RepoConfig(), "p1"), False),
+    ],
+)
+def test_run_key_changes_with_every_input(change: Any, same: bool) -> None:
+    key = change()
+    assert re.fullmatch(r"rk1-[0-9a-f]{32}", key)
+    assert (key == BASE_KEY) is same
+
+
+def test_prompts_hash_follows_prompt_files_but_not_golden_cases(tmp_path: Path) -> None:
+    (tmp_path / "p" / "golden").mkdir(parents=True)
+    (tmp_path / "p" / "prompt.md").write_text("a")
+    h1 = prompts_hash(tmp_path)
+    (tmp_path / "p" / "golden" / "case.yaml").write_text("x")
+    assert prompts_hash(tmp_path) == h1
+    (tmp_path / "p" / "prompt.md").write_text("b")
+    assert prompts_hash(tmp_path) != h1
+
+
+def test_review_round_trips_through_json() -> None:
+    adrs = folder()
+    review = review_adr(target(), deps(MemoryStore(), scripted_llm(adrs), adrs))
+    data = json.loads(json.dumps(review_to_dict(review), ensure_ascii=False))
+    assert review_from_dict(data) == review
+    assert dataclasses.asdict(review_from_dict(data)) == dataclasses.asdict(review)
+
+
+# --- the CLI: `adr-review review` --------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def index_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A throwaway index folder shared by the CLI tests (never the repository's ./.adr-review)."""
+    return tmp_path_factory.mktemp("index")
+
+
+@pytest.fixture
+def cli(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], index_dir: Path) -> Any:
+    from app.cli import main
+
+    def run(*argv: str) -> tuple[int, str]:
+        monkeypatch.chdir(ROOT)
+        rc = main(["review", *argv, "--index-dir", str(index_dir)])
+        return rc, capsys.readouterr().out
+
+    return run
+
+
+@pytest.fixture
+def no_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    monkeypatch.delenv("ANTHROPIC_BASE_URL", raising=False)
+
+
+def _table_ids(body: str) -> list[str]:
+    return re.findall(r"^\| \[(ADR-\d+)\]\(examples/adr/[^)]+\) \|", body, re.MULTILINE)
+
+
+def test_cli_offline_review_of_the_english_example(cli: Any, no_key: None) -> None:
+    rc, body = cli(KAFKA, "--adr-dir", "examples/adr", "--offline")
+    assert rc == 0
+    assert parse_marker(body) is not None and parse_marker(body)[0] == KAFKA  # type: ignore[index]
+    assert "## 📐 ADR review · ADR-0008: Adopt Kafka for order events" in body
+    ids = _table_ids(body)
+    assert "ADR-0005" in ids, body  # the NATS JetStream decision it revisits
+    assert "**Blind-spot analysis**: needs an API key; this run was offline" in body
+    assert "Extractive recall (no model)" in body
+    assert "Recall**: failed" not in body
+
+
+def test_cli_without_a_key_reviews_the_japanese_example_in_japanese(cli: Any, no_key: None) -> None:
+    rc, body = cli(REDIS, "--adr-dir", "examples/adr")
+    assert rc == 0
+    assert "### 📚 関連する過去の決定" in body
+    assert {"ADR-0004", "ADR-0007"} & set(_table_ids(body)), body
+    assert "**見落とし分析**: API キーが必要です" in body
+
+
+def test_cli_json_output(cli: Any, no_key: None) -> None:
+    rc, out = cli(KAFKA, "--adr-dir", "examples/adr", "--format", "json")
+    assert rc == 0
+    data = json.loads(out)
+    assert data["review"]["recall"]["mode"] == "extractive"
+    assert data["review"]["blindspots"] is None
+    assert ["blindspots", "no_api_key"] in data["review"]["skipped"]
+    assert all(c["adr"]["text"] == "" for c in data["review"]["recall"]["candidates"])
+    assert parse_marker(data["comment"]) is not None
+
+
+def test_cli_unusable_arguments(cli: Any) -> None:
+    rc, _ = cli("examples/proposals/missing.md")
+    assert rc == 2
+
+
+def test_cli_a_file_that_is_not_an_adr_prints_the_error_comment(
+    cli: Any, tmp_path: Path, no_key: None
+) -> None:
+    empty = tmp_path / "0001-empty.md"
+    empty.write_bytes(b"")
+    rc, body = cli(str(empty), "--adr-dir", "examples/adr")
+    assert rc == 1 and "Could not review this ADR" in body
+
+
+def _user_text(request: dict[str, Any]) -> str:
+    parts: list[str] = []
+    for message in request.get("messages", []):
+        content = message.get("content")
+        if isinstance(content, str):
+            parts.append(content)
+        else:
+            parts.extend(block.get("text", "") for block in content or [] if isinstance(block, dict))
+    return "\n".join(parts)
+
+
+def test_cli_through_the_anthropic_adapter_and_a_fake_api(
+    cli: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tests.fakes.messages_server import FakeMessagesServer, Reply
+
+    with FakeMessagesServer() as server:
+        server.set_default(DA, Reply(answer=EN_DA)).set_default(PM, Reply(answer=EN_PM))
+        server.set_default(JUDGE, lambda req: Reply(answer=judge_echo_answer(_user_text(req))))
+        monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test")
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", server.base_url)
+        db = tmp_path / "checkpoints.sqlite"
+        rc, body = cli(KAFKA, "--adr-dir", "examples/adr", "--store", str(db))
+        assert rc == 0, body
+        assert server.counts() == {RECALL: 1, DA: 1, PM: 1, JUDGE: 1}
+        assert "<summary><b>🔴 Critical (1)</b></summary>" in body
+        assert "Self-contained events copy personal data into a 30-day log" in body
+        assert "Picked by the model from" in body and _table_ids(body)
+        assert "What did not run" not in body
+
+        rc, again = cli(KAFKA, "--adr-dir", "examples/adr", "--store", str(db))
+        assert rc == 0 and server.count() == 4  # every stage reused from the SQLite checkpoints
+        assert "4 stages reused from checkpoints" in again
+        assert parse_marker(again) == parse_marker(body)

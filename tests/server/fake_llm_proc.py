@@ -1,0 +1,47 @@
+"""The fake Anthropic Messages API as its own process, answering every review prompt plausibly.
+
+    python -m tests.server.fake_llm_proc [--port 0]   -> prints "PORT <n>"; GET /_calls counts calls
+
+Critics get the schema-valid answers of tests/fakes/blindspot_answers.py, the Judge echoes the critic
+findings it was shown, recall cites the first candidates (the server's own default).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections.abc import Sequence
+
+from tests.fakes.blindspot_answers import ad_answer, da_answer, judge_echo_answer, pm_answer
+from tests.fakes.messages_server import FakeMessagesServer, Reply, request_text
+
+
+def build(host: str = "127.0.0.1", port: int = 0) -> FakeMessagesServer:
+    server = FakeMessagesServer(host, port)
+    server.set_default("blindspot-devils-advocate", Reply(tool_input=da_answer()))
+    server.set_default("blindspot-premortem", Reply(tool_input=pm_answer()))
+    server.set_default("blindspot-adjacent-domain", Reply(tool_input=ad_answer()))
+    server.set_default("blindspot-judge", lambda req: Reply(tool_input=judge_echo_answer(request_text(req))))
+    return server
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=0)
+    args = parser.parse_args(argv)
+    server = build(args.host, args.port).start()
+    print(f"PORT {server.port}", flush=True)
+    try:
+        while True:
+            time.sleep(3600)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.stop()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

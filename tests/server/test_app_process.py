@@ -1,0 +1,68 @@
+"""`adr-review serve` as a real process: redeliveries, a burst, and the refusal to start unsigned."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+
+from benchmarks.webhook_burst import check_settled, send_burst
+from tests.server.harness import REPO_ROOT, Stack, post_webhook, pr_payload, repo_seed
+
+
+def test_the_same_delivery_50_times_at_once_is_one_delivery_one_run_one_comment(stack: Stack) -> None:
+    stack.fresh("redelivery")
+    _, port = stack.serve()
+    assert port is not None
+    payload = pr_payload()
+    with ThreadPoolExecutor(50) as pool:
+        answers = list(pool.map(lambda _: post_webhook(port, "pull_request", payload, "same-guid"), range(50)))
+    try:
+        assert [status for status, _ in answers] == [202] * 50
+        assert sum(1 for _, body in answers if body["duplicate"] is False) == 1
+        stack.wait_until("runs settled", lambda: stack.settled(2))
+        [delivery] = stack.query("SELECT delivery_id, duplicates FROM deliveries")
+        assert (delivery["delivery_id"], delivery["duplicates"]) == ("same-guid", 49)
+        kinds = [r["kind"] for r in stack.query("SELECT kind FROM queue")]
+        assert sorted(kinds) == ["plan", "review"]
+        assert stack.gh_state()["counters"]["comments_created"] == 1
+        assert set(stack.llm_calls().values()) == {1}
+    finally:
+        stack.stop_apps()
+
+
+def test_a_burst_of_200_signed_deliveries_loses_and_duplicates_nothing(stack: Stack) -> None:
+    n, adr_every = 200, 20  # every 20th PR adds an ADR: 10 reviews, the rest plan and stop
+    stack.seed(repo_seed(pulls=n, adr_every=adr_every))
+    stack.fresh("burst")
+    _, port = stack.serve("--workers", "2", "--no-catch-up", env={"ADR_REVIEW_LOG_LEVEL": "WARNING"})
+    assert port is not None
+    try:
+        burst = send_burst(port, n, concurrency=8)
+        assert burst.statuses == [202] * n and burst.duplicates_reported == 0
+        reviews = n // adr_every
+        stack.wait_until("burst settled", lambda: stack.settled(n + reviews), timeout=600)
+        facts = check_settled(stack, burst.guids, reviews)
+        assert facts == {
+            "deliveries_stored": n,
+            "deliveries_unique": n,
+            "burst_guids_missing": 0,
+            "plan_runs": n,
+            "review_runs": reviews,
+            "not_completed": 0,
+            "comments_created": reviews,
+            "expected_reviews": reviews,
+        }
+    finally:
+        stack.stop_apps()
+
+
+def test_serve_refuses_to_start_without_a_webhook_secret(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    env = {"PATH": "/usr/bin:/bin", "ADR_REVIEW_STORE_DIR": str(tmp_path), "HOME": str(tmp_path)}
+    done = subprocess.run(
+        [sys.executable, "-m", "app", "serve", "--port", "0"],
+        cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=60,
+    )
+    assert done.returncode == 2
+    assert "no webhook secret" in done.stderr and "--insecure-no-secret" in done.stderr
+    assert not (tmp_path / "app.sqlite3").exists()  # nothing was opened either
