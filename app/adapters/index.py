@@ -58,6 +58,15 @@ def collection_name_for(adr_dir: Path | str) -> str:
     return f"adrs-{slug}-{digest}"
 
 
+def chroma_client(store_dir: Path) -> Any:
+    """The embedded client of a store (always the same settings: Chroma refuses two settings per path).
+    Telemetry off: the index must work on machines without network access."""
+    return chromadb.PersistentClient(
+        path=str(Path(store_dir) / "chroma"),
+        settings=ChromaSettings(anonymized_telemetry=False, allow_reset=False),
+    )
+
+
 @dataclass
 class QueryScores:
     """Everything one query measured before fusion (the eval ranks these three ways)."""
@@ -89,10 +98,7 @@ class ChromaAdrIndex:
         self.adr_dir = adr_dir
         self._ef = make_embedding_function(embedding)
         self.embedding = label_of(self._ef)
-        self._client = chromadb.PersistentClient(
-            path=str(self.store_dir / "chroma"),
-            settings=ChromaSettings(anonymized_telemetry=False, allow_reset=False),
-        )
+        self._client = chroma_client(self.store_dir)
         self._collection: Any = None
         self._adrs: list[Adr] = []
         self._by_path: dict[str, int] = {}

@@ -74,13 +74,14 @@ class LexicalIndex:
         self._starts = np.searchsorted(self._t, np.arange(len(vocab) + 1))
         self._dl = np.asarray([len(t) for t in docs_tokens], dtype=np.float64)
         title_docs: list[int] = []
-        title_terms: list[int] = []
+        title_terms: list[str] = []
         for d, title in enumerate(titles or ()):
-            for term in set(tokenize(title)):
+            for term in sorted(set(tokenize(title))):
                 title_docs.append(d)
-                title_terms.append(vocab.get(term, -1))
+                title_terms.append(term)
         self._title_d = np.asarray(title_docs, dtype=np.int64)
-        self._title_t = np.asarray(title_terms, dtype=np.int64)
+        self._title_terms = title_terms
+        self._title_t = np.asarray([vocab.get(t, -1) for t in title_terms], dtype=np.int64)  # -1: not in any text
 
     def scores(self, query: str | Sequence[str], pool: Sequence[int] | None = None) -> LexicalScores:
         """BM25 and title coverage of every document for `query` (text or tokens), within `pool`."""
@@ -126,12 +127,10 @@ class LexicalIndex:
         out = np.zeros(self.n_docs)
         if len(self._title_d) == 0:
             return out
-        in_query = np.zeros(len(self.vocab) + 1, dtype=bool)  # last slot: terms unknown to the index
-        ids = [self.vocab[t] for t in set(tokens) if t in self.vocab]
-        in_query[ids] = True
+        query_terms = set(tokens)
+        hit = np.fromiter((t in query_terms for t in self._title_terms), dtype=bool, count=len(self._title_terms))
         term_df = np.where(self._title_t >= 0, df[np.maximum(self._title_t, 0)], 0.0)
         idf = np.log((n + 1) / (term_df + 0.5))
-        hit = in_query[self._title_t]  # -1 indexes the last slot: never in the query
         num = np.bincount(self._title_d, weights=idf * hit, minlength=self.n_docs)
         den = np.bincount(self._title_d, weights=idf, minlength=self.n_docs)
         with np.errstate(divide="ignore", invalid="ignore"):
