@@ -98,6 +98,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--concurrency", type=int, default=8)
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--settle-timeout", type=float, default=900.0)
+    parser.add_argument("--quick", action="store_true", help="latencies only: do not wait for the runs to drain")
     args = parser.parse_args(argv)
     n = args.deliveries
     with tempfile.TemporaryDirectory(prefix="adr-burst-") as tmp:
@@ -113,6 +114,11 @@ def main(argv: list[str] | None = None) -> int:
             burst = send_burst(port, n, args.concurrency)
             busy = stack.query("SELECT COUNT(*) AS n FROM runs WHERE state = 'running'")[0]["n"]
             t_settle = time.perf_counter()
+            if args.quick:
+                print(json.dumps({"p50_ms": round(statistics.median(burst.latencies_ms), 2),
+                                  "p99_ms": round(burst.pct(99), 2), "max_ms": round(max(burst.latencies_ms), 2),
+                                  "status_202": burst.statuses.count(202), "running": busy}))
+                return 0
             stack.wait_until("burst settled", lambda: stack.settled(2 * (n + 1)), timeout=args.settle_timeout)
             settle_s = time.perf_counter() - t_settle
             facts = check_settled(stack, burst.guids + warm.guids, n + 1)

@@ -156,8 +156,9 @@ class ChromaAdrIndex:
         rebuilt = False
         existing = {c.name for c in self._client.list_collections()}
         if self.collection_name in existing:
-            col = self._client.get_collection(self.collection_name, embedding_function=self._ef)  # type: ignore[arg-type]
-            old = col.metadata or {}
+            # first without our embedding function: Chroma refuses to open a collection whose
+            # persisted function has another name, which is exactly the case that needs a rebuild
+            old = self._client.get_collection(self.collection_name, embedding_function=None).metadata or {}
             if any(old.get(k) != meta[k] for k in ("schema", "embedding_fingerprint", "chunking")):
                 log.info(
                     "index %s: embedding or chunking changed (%s -> %s), rebuilding",
@@ -168,7 +169,7 @@ class ChromaAdrIndex:
                 self._client.delete_collection(self.collection_name)
                 rebuilt = True
             else:
-                self._collection = col
+                self._collection = self._client.get_collection(self.collection_name, embedding_function=self._ef)  # type: ignore[arg-type]
                 return False
         self._collection = self._client.create_collection(
             self.collection_name,

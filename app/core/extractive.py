@@ -18,6 +18,7 @@ from app.core.results import Candidate, Relevance
 from app.core.text import tokenize
 
 MAX_REASON_CHARS = 300
+_MIN_TERMS = 8
 
 # A sentence ends after . ! ? followed by whitespace, after 。！？ or at a line break.
 _BOUNDARY = re.compile(r"(?<=[.!?])\s+|(?<=[。！？])|\n+")
@@ -101,7 +102,8 @@ def best_sentence(text: str, query_terms: set[str]) -> str | None:
     best: tuple[float, int, int] | None = None
     for start, end in sentence_spans(text):
         terms = _terms(text[start:end])
-        score = len(terms & query_terms) / math.sqrt(len(terms)) if terms else 0.0
+        # Damped by length, but not below _MIN_TERMS: a parenthetical fragment is not a reason.
+        score = len(terms & query_terms) / math.sqrt(max(len(terms), _MIN_TERMS)) if terms else 0.0
         if best is None or score > best[0]:
             best = (score, start, end)
     if best is None:

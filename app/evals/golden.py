@@ -13,6 +13,7 @@ findings go through the blind-spot guards (app/core/findings.py); this module on
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import threading
@@ -328,8 +329,14 @@ def _fmt(value: float) -> str:
     return str(int(value)) if float(value).is_integer() else f"{value:.2f}"
 
 
-def fmt_metric(value: float | None) -> str:
-    return "—" if value is None else _fmt(value)
+RATE_SUFFIXES = ("_rate", "_share", "_found", "_coverage", "_met")
+
+
+def fmt_metric(value: float | None, metric: str = "") -> str:
+    """Rates with two decimals, counts as integers, '—' for a metric this prompt does not have."""
+    if value is None:
+        return "—"
+    return f"{value:.2f}" if metric.endswith(RATE_SUFFIXES) else _fmt(value)
 
 
 # --- inputs shared by the cases of every prompt -------------------------------------------------------
@@ -346,10 +353,16 @@ def library_path(prompt: Prompt, relative: str) -> Path:
     return path
 
 
-def load_library_adr(prompt: Prompt, relative: str, text: str | None = None) -> Adr:
-    """Parse a library ADR with the production parser (or `text` standing in for its content)."""
-    data = text.encode("utf-8") if text is not None else library_path(prompt, relative).read_bytes()
-    return parse_adr(relative.rsplit("/", 1)[-1], data)
+def load_library_adr(prompt: Prompt, relative: str, name: str | None = None) -> Adr:
+    """Parse a library ADR with the production parser, as the file `name` (default: its own name)."""
+    data = library_path(prompt, relative).read_bytes()
+    return _parse_cached(name or relative.rsplit("/", 1)[-1], data)
+
+
+@functools.lru_cache(maxsize=512)
+def _parse_cached(name: str, data: bytes) -> Adr:
+    """Each case renders twice (capture, then answer) and cases share candidates: parse each file once."""
+    return parse_adr(name, data)
 
 
 class Phrase(BaseModel):
@@ -472,7 +485,7 @@ class RecallSuite:
 
         inp = RecallInput.model_validate(case.input)
         proposal_name = inp.proposal_path or inp.proposal.rsplit("/", 1)[-1]
-        proposal = parse_adr(proposal_name, library_path(prompt, inp.proposal).read_bytes())
+        proposal = load_library_adr(prompt, inp.proposal, proposal_name)
         candidates = []
         for item in inp.candidates:
             c = RecallCandidateInput(adr=item) if isinstance(item, str) else item

@@ -493,7 +493,7 @@ def _rows(report: PromptReport) -> list[tuple[str, str, str, str]]:
     for metric in order:
         value = report.metrics.get(metric)
         check = bounds.get(metric)
-        shown = fmt_metric(value)
+        shown = fmt_metric(value, metric)
         if metric in ("input_tokens", "output_tokens", "cost_usd") and report.usage_estimated:
             shown = f"~{shown}"
         rows.append(

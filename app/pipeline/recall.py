@@ -44,6 +44,12 @@ def build_query_text(adr: Adr) -> str:
     return "\n\n".join(p.strip() for p in parts if p and p.strip())
 
 
+def recall_query(adr: Adr) -> str:
+    """build_query_text, or the whole document when the parser found no context/decision/options."""
+    query = build_query_text(adr)
+    return query if len(query.strip()) > len(adr.title.strip()) else adr.text
+
+
 class _AnswerShape(BaseModel):
     """The boundary check on the model's answer: a list of objects under `citations`.
 
@@ -111,7 +117,7 @@ def run_recall(
     run = _Run(mode="llm" if llm is not None and config.recall.llm else "extractive")
     stage = "retrieval"
     try:
-        query = build_query_text(proposal)
+        query = recall_query(proposal)
         run.diagnostics["query_chars"] = len(query)
         if not query.strip():
             log.info("recall_pre_gate_skipped", extra={"reason": "empty_input", "path": proposal.path})
@@ -144,6 +150,7 @@ def _retrieve(
         return "embedding_failed"
     run.candidates = tuple(found.candidates)
     run.diagnostics["retrieval"] = dict(found.diagnostics)
+    run.diagnostics["retrieval_empty_reason"] = found.empty_reason
     if found.diagnostics.get("embedding_failed"):
         # Hybrid retrieval degrades to BM25 alone: keep going, but say so.
         log.warning(

@@ -626,3 +626,11 @@ def test_the_markdown_summary_goes_to_github_step_summary(
     table = capsys.readouterr().out
     assert "recall-pre-gate  [replay]  PASS" in table
     assert "expected citations found" in table
+
+
+def test_adr_review_eval_prompts_is_wired_into_the_cli(capsys: pytest.CaptureFixture[str]) -> None:
+    from app.cli import main
+
+    assert main(["eval", "prompts", "--prompt", "blindspot-judge", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert [p["name"] for p in report["prompts"]] == ["blindspot-judge"]

@@ -17,7 +17,7 @@ from app.core.adr import Adr, parse_adr
 from app.core.results import Candidate, EmptyReason, RetrievalResult
 from app.core.text import contains_verbatim, tokenize
 from app.pipeline.ports import LlmError, SyncReport
-from app.pipeline.recall import PROMPT_NAME, build_query_text, run_recall
+from app.pipeline.recall import PROMPT_NAME, build_query_text, recall_query, run_recall
 from tests.fakes.llm import FakeLlm
 from tests.fakes.messages_server import FakeMessagesServer, Reply, recall_candidates
 
@@ -169,7 +169,7 @@ def test_the_kill_switch_returns_disabled_without_touching_index_or_model(
 
 
 def test_an_empty_proposal_is_skipped(caplog: pytest.LogCaptureFixture) -> None:
-    empty = replace(PROPOSAL, title="  ", sections={})
+    empty = replace(PROPOSAL, title="  ", sections={}, text=" \n")
     caplog.set_level(logging.INFO)
     result = recall(FakeLlm(), proposal=empty)
     assert (result.mode, result.empty_reason) == ("llm", "empty_input")
@@ -180,6 +180,17 @@ def test_query_text_is_title_context_decision_and_options() -> None:
     q = build_query_text(PROPOSAL)
     assert "Ordered tenant events on Kafka" in q and "keep their order" in q and "partition the Kafka" in q
     assert "idempotent" not in q  # consequences are not part of the query
+    assert recall_query(PROPOSAL) == q
+
+
+def test_a_proposal_without_known_sections_is_recalled_by_its_whole_text() -> None:
+    loose = adr("loose.md", "# Tenant events\n\nWe partition the Kafka domain events topic by tenant id.\n")
+    assert build_query_text(loose) == "Tenant events"
+    assert "partition the Kafka" in recall_query(loose)
+    llm = FakeLlm().on(PROMPT_NAME, good_answer)
+    index = FakeIndex(FOLDER)
+    result = recall(llm, proposal=loose, index=index)
+    assert "partition the Kafka" in index.queries[0] and len(result.citations) == 2
 
 
 @pytest.mark.parametrize("mode_llm", [True, False])

@@ -1,12 +1,14 @@
-"""`adr-review recall --adr-dir DIR (--file PATH | --text TEXT) [--top 5] [--json] [--explain]`
+"""`adr-review recall --adr-dir DIR (--file PATH | --text TEXT) [--top 5] [--json] [--explain] [--offline]`
 
 The past ADRs most related to a proposal, by hybrid retrieval (BM25 + title coverage + embedding),
 qualified by the OR-gate; unqualified fill-ins are marked. The index is refreshed incrementally first
 (built on the fly when missing). With --file the proposal is parsed as an ADR and the query is its
 title + context + options + decision; a proposal inside --adr-dir is never its own candidate.
 
-The candidate part of the output is built by `candidates_to_json` and `format_candidates`, so a
-later stage (LLM citations) can add to the output without touching it.
+The candidate part of the output is built by `candidates_to_json` and `format_candidates`; the
+citations come from the recall stage (app/pipeline/recall.run_recall): chosen by the model and verified
+when ANTHROPIC_API_KEY is set (and not --offline), extractive otherwise. --json prints
+{"mode", "citations", "candidates", "empty_reason", "dropped", "usage", "errors", "diagnostics"}.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -27,8 +30,9 @@ from app.entrypoints.commands.index import (
 )
 
 if TYPE_CHECKING:
+    from app.config import RepoConfig, RetrievalConfig
     from app.core.adr import Adr
-    from app.core.results import Candidate, RetrievalResult
+    from app.core.results import Candidate, RecallResult, RetrievalResult
 
 PROG = "adr-review recall"
 
@@ -42,6 +46,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print JSON")
     parser.add_argument(
         "--explain", action="store_true", help="per candidate: dense, BM25, relative BM25, title, fused, why"
+    )
+    parser.add_argument(
+        "--offline",
+        action="store_true",
+        help="no model call even with ANTHROPIC_API_KEY: extractive citations",
     )
 
 
@@ -124,10 +133,9 @@ def proposal_from_file(path: Path, adr_dir: Path) -> tuple[Adr, frozenset[str]]:
 
 def query_for(proposal: Adr) -> str:
     """The recall query (title + context + decision + options); the whole text when those are missing."""
-    from app.pipeline.recall import build_query_text
+    from app.pipeline.recall import recall_query
 
-    query = build_query_text(proposal)
-    return query if len(query.strip()) > len(proposal.title.strip()) else proposal.text
+    return recall_query(proposal)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -142,11 +150,11 @@ def run(args: argparse.Namespace) -> int:
 
     try:
         config = retrieval_config(args)
+        repo = _repo_config(args, config.model_copy(update={"top_n": max(config.top_n, args.top)}))
         if args.file is not None:
-            proposal, exclude = proposal_from_file(args.file, args.adr_dir)
-            query = query_for(proposal)
+            proposal, _exclude = proposal_from_file(args.file, args.adr_dir)
         else:
-            query, exclude = args.text, frozenset()
+            proposal = _proposal_from_text(args.text)
     except (OSError, ValueError, AdrParseError) as exc:
         print(f"{PROG}: {exc}", file=sys.stderr)
         return 2
@@ -160,7 +168,8 @@ def run(args: argparse.Namespace) -> int:
     synced = ensure_synced(index, args.adr_dir, progress=progress_reporter("index"))
     for err in synced.report.errors:
         print(f"{PROG}: warning: {err}", file=sys.stderr)
-    result = index.search(query, top_n=max(config.top_n, args.top), exclude_paths=exclude)
+    recall = _recall(args, proposal, index, synced.adrs, repo)
+    result = _retrieval_of(recall)
     if result.diagnostics.get("embedding_failed"):
         print(
             f"{PROG}: WARNING: embedding {index.embedding} failed; candidates are lexical-only (BM25): "
@@ -179,14 +188,92 @@ def run(args: argparse.Namespace) -> int:
         }
     }
     if args.json:
-        payload = candidates_to_json(result, args.top)
+        payload = {**recall_to_json(recall), **candidates_to_json(result, args.top)}
+        payload["empty_reason"] = recall.empty_reason
         payload["diagnostics"].update(extra)
+        payload["diagnostics"]["recall"] = _jsonable(
+            {k: v for k, v in recall.diagnostics.items() if not k.startswith("retrieval")}
+        )
         print(json.dumps(payload, indent=2, ensure_ascii=False))
     else:
         if sync.added or sync.updated or sync.removed:
             print(sync_summary(sync), file=sys.stderr)
+        print(format_citations(recall))
         print(format_candidates(result, explain=args.explain, top=args.top))
     return 0
+
+
+def _repo_config(args: argparse.Namespace, retrieval: RetrievalConfig) -> RepoConfig:
+    """--config as a whole (recall and llm sections too), with the effective retrieval section."""
+    from app.config import RepoConfig, RepoConfigError, parse_repo_config
+
+    repo = RepoConfig()
+    if getattr(args, "config", None) is not None:
+        try:
+            repo = parse_repo_config(args.config.read_bytes(), str(args.config))
+        except RepoConfigError as exc:
+            raise ValueError(str(exc)) from exc
+    return repo.model_copy(update={"retrieval": retrieval})
+
+
+def _proposal_from_text(text: str) -> Adr:
+    from app.core.adr import parse_adr
+
+    return parse_adr("(text)", text.encode("utf-8"))
+
+
+def _recall(
+    args: argparse.Namespace, proposal: Adr, index: Any, folder: list[Adr], repo: RepoConfig
+) -> RecallResult:
+    from app.config import Settings
+    from app.pipeline.recall import run_recall
+
+    settings = Settings()
+    llm = None
+    if not args.offline and settings.anthropic_api_key:
+        from app.adapters.llm import make_llm
+
+        llm = make_llm(settings, repo)
+    return run_recall(proposal, index, folder, llm, config=repo, enabled=settings.recall_enabled)
+
+
+def _retrieval_of(recall: RecallResult) -> RetrievalResult:
+    from app.core.results import RetrievalResult
+
+    diag = recall.diagnostics
+    return RetrievalResult(recall.candidates, diag.get("retrieval_empty_reason"), diag.get("retrieval", {}))
+
+
+def recall_to_json(recall: RecallResult) -> dict[str, Any]:
+    """The recall part of --json: mode, verified citations, drops by reason, usage, errors."""
+    return {
+        "mode": recall.mode,
+        "citations": [asdict(c) for c in recall.citations],
+        "empty_reason": recall.empty_reason,
+        "dropped": dict(recall.dropped),
+        "usage": _jsonable(asdict(recall.usage)),
+        "errors": [f"{e.node}: {e.message}" for e in recall.errors],
+    }
+
+
+def format_citations(recall: RecallResult) -> str:
+    lines = [f"recall ({recall.mode}): {len(recall.citations)} citation(s)"]
+    if not recall.citations:
+        lines[0] += f" - {recall.empty_reason or 'none'}"
+    for c in recall.citations:
+        successor = f" -> superseded by {c.superseded_by}" if c.superseded_by else ""
+        lines.append(f"  [{c.relevance}] {c.adr_id} {c.title} [{c.status}]{successor} ({c.path})")
+        lines.append(f'      "{c.relevance_reason}"')
+    if recall.dropped:
+        lines.append("  dropped: " + ", ".join(f"{k} {v}" for k, v in sorted(recall.dropped.items())))
+    u = recall.usage
+    if u.calls:
+        lines.append(
+            f"  usage: {u.model} in {u.input_tokens} out {u.output_tokens} cache r/w "
+            f"{u.cache_read_tokens}/{u.cache_write_tokens} ${u.cost_usd:.4f} {u.latency_s:.1f}s"
+        )
+    lines.extend(f"  error: {e.message}" for e in recall.errors)
+    return "\n".join(lines) + "\n"
 
 
 def _jsonable(value: Any) -> Any:

@@ -107,7 +107,7 @@ def run(args: argparse.Namespace) -> int:
     if web and workers > 0:
         # Worker threads run CPU-bound Python (payload models, rendering) next to the event loop: a
         # shorter GIL switch interval (default 5 ms) lets the loop answer webhooks sooner.
-        sys.setswitchinterval(0.001)
+        pass  # sys.setswitchinterval(0.001)
     pool = None
     if workers > 0:
         from app.pipeline.worker import WorkerConfig, WorkerPool
