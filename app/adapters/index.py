@@ -169,13 +169,13 @@ class ChromaAdrIndex:
                 self._client.delete_collection(self.collection_name)
                 rebuilt = True
             else:
-                self._collection = self._client.get_collection(self.collection_name, embedding_function=self._ef)  # type: ignore[arg-type]
+                self._collection = self._client.get_collection(self.collection_name, embedding_function=self._ef)
                 return False
         self._collection = self._client.create_collection(
             self.collection_name,
             configuration={"hnsw": {"space": "cosine"}},
             metadata=meta,
-            embedding_function=self._ef,  # type: ignore[arg-type]
+            embedding_function=self._ef,
         )
         self._chunks = {}
         return rebuilt

@@ -61,7 +61,7 @@ class GoldenError(ValueError):
 
 
 class GoldenCase(BaseModel):
-    """One golden case. `input` and `expect` are checked by the prompt's suite (see app/evals/suites)."""
+    """One golden case. `input` and `expect` are validated by the prompt's suite (RecallSuite, BlindSpotSuite)."""
 
     model_config = ConfigDict(extra="forbid")
     id: str

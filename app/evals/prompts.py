@@ -129,7 +129,7 @@ class EvalReport:
 
 
 def discover_prompts(prompts_dir: Path) -> list[str]:
-    """Prompt folders that have golden cases (a folder without golden/ is reported, not skipped)."""
+    """Every prompt folder: one without golden cases is reported as failing, never skipped."""
     return sorted(p.parent.name for p in prompts_dir.glob("*/prompt.md"))
 
 

@@ -27,7 +27,9 @@ def payload(name: str) -> dict[str, Any]:
     return data
 
 
-def signed_headers(body: bytes, event: str, delivery: str | None = None, secret: str = SECRET) -> dict[str, str]:
+def signed_headers(
+    body: bytes, event: str, delivery: str | None = None, secret: str = SECRET
+) -> dict[str, str]:
     return {
         "Content-Type": "application/json",
         "X-GitHub-Event": event,

@@ -182,6 +182,7 @@ class Proc:
     popen: subprocess.Popen[str]
     lines: list[str] = field(default_factory=list)
     _cv: threading.Condition = field(default_factory=threading.Condition)
+    _eof: bool = False
 
     def __post_init__(self) -> None:
         threading.Thread(target=self._drain, daemon=True).start()
@@ -193,23 +194,20 @@ class Proc:
                 self.lines.append(line.rstrip("\n"))
                 self._cv.notify_all()
         with self._cv:
+            self._eof = True
             self._cv.notify_all()
 
     def wait_for(self, prefix: str, timeout: float = 60.0) -> str:
+        """The first output line starting with prefix; fails when the process ends or time runs out."""
         deadline = time.monotonic() + timeout
         with self._cv:
             while True:
-                for line in self.lines:
-                    if line.startswith(prefix):
-                        return line
+                found = next((line for line in self.lines if line.startswith(prefix)), None)
+                if found is not None:
+                    return found
                 left = deadline - time.monotonic()
-                if left <= 0 or (self.popen.poll() is not None and not any(l.startswith(prefix) for l in self.lines)):
-                    if self.popen.poll() is not None:
-                        time.sleep(0.2)  # let the drain thread catch up
-                        for line in self.lines:
-                            if line.startswith(prefix):
-                                return line
-                    raise AssertionError(f"{self.name}: no {prefix!r} line in time; output:\n" + self.output())
+                if left <= 0 or self._eof:
+                    raise AssertionError(f"{self.name}: no {prefix!r} line; output:\n{self.output()}")
                 self._cv.wait(min(left, 0.5))
 
     def output(self) -> str:
@@ -220,7 +218,9 @@ class Proc:
         try:
             return self.popen.wait(timeout)
         except subprocess.TimeoutExpired:
-            raise AssertionError(f"{self.name} did not exit in {timeout}s; output:\n{self.output()}") from None
+            raise AssertionError(
+                f"{self.name} did not exit in {timeout}s; output:\n{self.output()}"
+            ) from None
 
     def stop(self) -> None:
         if self.popen.poll() is None:
@@ -232,7 +232,9 @@ class Proc:
                 self.popen.wait(5)
 
 
-def spawn(name: str, args: Sequence[str], env: Mapping[str, str] | None = None, cwd: Path | None = None) -> Proc:
+def spawn(
+    name: str, args: Sequence[str], env: Mapping[str, str] | None = None, cwd: Path | None = None
+) -> Proc:
     full_env = dict(os.environ)
     full_env.pop("ADR_REVIEW_TEST_KILL_AT", None)
     full_env.pop("ADR_REVIEW_TEST_CLAIM_BARRIER", None)
@@ -291,7 +293,9 @@ class Stack:
         self.seed_path = root / "github-seed.json"
         self.seed_path.write_text(json.dumps(repo_seed()), encoding="utf-8")
         self.llm = spawn("fake-anthropic", ["-m", "tests.server.fake_llm_proc", "--port", "0"])
-        self.gh = spawn("fake-github", ["-m", "tests.fakes.github_server", "--port", "0", "--state", str(self.seed_path)])
+        self.gh = spawn(
+            "fake-github", ["-m", "tests.fakes.github_server", "--port", "0", "--state", str(self.seed_path)]
+        )
         self.llm_url = "http://127.0.0.1:" + self.llm.wait_for("PORT ").split()[1]
         self.gh_url = "http://127.0.0.1:" + self.gh.wait_for("PORT ").split()[1]
         self.apps: list[Proc] = []
@@ -327,7 +331,20 @@ class Stack:
     def serve(
         self, *args: str, env: Mapping[str, str] | None = None, role: str = "all", ready: bool = True
     ) -> tuple[Proc, int | None]:
-        cmd = ["-m", "app", "serve", "--role", role, "--port", "0", "--lease-ttl", "2", "--poll", "0.05", *args]
+        cmd = [
+            "-m",
+            "app",
+            "serve",
+            "--role",
+            role,
+            "--port",
+            "0",
+            "--lease-ttl",
+            "2",
+            "--poll",
+            "0.05",
+            *args,
+        ]
         proc = spawn(f"serve-{len(self.apps)}", cmd, self.env(**dict(env or {})))
         self.apps.append(proc)
         port = None

@@ -26,9 +26,11 @@ def _keypair() -> tuple[str, str]:
     private = key.private_bytes(
         serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
     ).decode()
-    public = key.public_key().public_bytes(
-        serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
-    ).decode()
+    public = (
+        key.public_key()
+        .public_bytes(serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo)
+        .decode()
+    )
     return private, public
 
 
@@ -131,7 +133,11 @@ def at(seconds_ago: float) -> str:
         ([Row(1, "a", at(60), "pull_request", False)], set(), [1]),
         ([Row(1, "a", at(60), "pull_request", False)], {"a"}, []),  # we have it
         ([Row(1, "a", at(90), "pull_request", False), Row(2, "a", at(60), "pull_request", True)], set(), []),
-        ([Row(1, "a", at(90), "pull_request", False), Row(2, "a", at(60), "pull_request", False)], set(), [2]),
+        (
+            [Row(1, "a", at(90), "pull_request", False), Row(2, "a", at(60), "pull_request", False)],
+            set(),
+            [2],
+        ),
         ([Row(1, "a", at(60), "ping", False)], set(), []),  # not an event we handle
         ([Row(1, "a", at(4 * 86400), "pull_request", False)], set(), []),  # outside the window
         (
@@ -216,7 +222,16 @@ def test_catch_up_survives_an_api_outage(gh: FakeGitHubServer, queue: QueueStore
 
 def test_hook_delivery_from_github_json() -> None:
     row = HookDelivery.from_json(
-        {"id": 5, "guid": "g", "delivered_at": "2024-01-01T00:00:00Z", "redelivery": False, "status": "OK",
-         "status_code": 202, "event": "pull_request", "action": "opened", "installation_id": 3}
+        {
+            "id": 5,
+            "guid": "g",
+            "delivered_at": "2024-01-01T00:00:00Z",
+            "redelivery": False,
+            "status": "OK",
+            "status_code": 202,
+            "event": "pull_request",
+            "action": "opened",
+            "installation_id": 3,
+        }
     )
     assert row.ok and row.installation_id == 3

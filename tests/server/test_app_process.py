@@ -16,7 +16,9 @@ def test_the_same_delivery_50_times_at_once_is_one_delivery_one_run_one_comment(
     assert port is not None
     payload = pr_payload()
     with ThreadPoolExecutor(50) as pool:
-        answers = list(pool.map(lambda _: post_webhook(port, "pull_request", payload, "same-guid"), range(50)))
+        answers = list(
+            pool.map(lambda _: post_webhook(port, "pull_request", payload, "same-guid"), range(50))
+        )
     try:
         assert [status for status, _ in answers] == [202] * 50
         assert sum(1 for _, body in answers if body["duplicate"] is False) == 1
@@ -61,7 +63,11 @@ def test_serve_refuses_to_start_without_a_webhook_secret(tmp_path) -> None:  # t
     env = {"PATH": "/usr/bin:/bin", "ADR_REVIEW_STORE_DIR": str(tmp_path), "HOME": str(tmp_path)}
     done = subprocess.run(
         [sys.executable, "-m", "app", "serve", "--port", "0"],
-        cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=60,
+        cwd=REPO_ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     assert done.returncode == 2
     assert "no webhook secret" in done.stderr and "--insecure-no-secret" in done.stderr

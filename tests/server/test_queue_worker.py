@@ -36,7 +36,9 @@ def q(tmp_path: Path, clock: Clock) -> Iterator[QueueStore]:
     store.close()
 
 
-def spec(key: str = "r1", *, sha: str = "a" * 40, adr: str = "docs/adr/1.md", max_attempts: int = 3) -> RunSpec:
+def spec(
+    key: str = "r1", *, sha: str = "a" * 40, adr: str = "docs/adr/1.md", max_attempts: int = 3
+) -> RunSpec:
     return RunSpec(key, "review", "o/r", 7, 1, adr, sha, {}, None, max_attempts)
 
 
@@ -70,7 +72,9 @@ class Script:
 
 
 def pool(q: QueueStore, ex: Script, **cfg: Any) -> WorkerPool:
-    return WorkerPool(q, q.store, ex, WorkerConfig(**{"lease_ttl_s": 60, "retry_backoff_s": 0, **cfg}), owner_prefix="t")
+    return WorkerPool(
+        q, q.store, ex, WorkerConfig(**{"lease_ttl_s": 60, "retry_backoff_s": 0, **cfg}), owner_prefix="t"
+    )
 
 
 def outcomes(q: QueueStore, key: str) -> list[tuple[str, str, bool]]:
@@ -127,7 +131,11 @@ def test_completed_run_has_one_authoritative_attempt_per_stage(q: QueueStore) ->
     ex = Script()
     assert pool(q, ex).run_once("t:w0")
     assert q.state("r1") == "completed"
-    assert outcomes(q, "r1") == [("recall", "executed", True), ("judge", "executed", True), ("comment", "executed", True)]
+    assert outcomes(q, "r1") == [
+        ("recall", "executed", True),
+        ("judge", "executed", True),
+        ("comment", "executed", True),
+    ]
 
 
 def test_failure_retries_then_resumes_at_the_failed_stage(q: QueueStore) -> None:
@@ -175,7 +183,9 @@ def test_a_run_whose_workers_keep_dying_is_failed(q: QueueStore, clock: Clock) -
 
 
 def test_a_newer_head_cancels_queued_and_running_runs_of_the_same_adr(q: QueueStore) -> None:
-    q.enqueue([spec("old-running"), spec("old-queued", adr="docs/adr/2.md"), spec("other-adr", adr="docs/adr/3.md")])
+    q.enqueue(
+        [spec("old-running"), spec("old-queued", adr="docs/adr/2.md"), spec("other-adr", adr="docs/adr/3.md")]
+    )
     q.enqueue([spec("new", sha="b" * 40)])
     ex = Script()
 

@@ -52,7 +52,9 @@ def test_signed_pull_request_is_stored_with_its_plan_run(queue: QueueStore) -> N
         ({"headers": {"X-Hub-Signature-256": "sha256=" + "0" * 64}}, "wrong digest"),
     ],
 )
-def test_bad_signature_is_401_and_nothing_is_queued(queue: QueueStore, change: dict[str, Any], why: str) -> None:
+def test_bad_signature_is_401_and_nothing_is_queued(
+    queue: QueueStore, change: dict[str, Any], why: str
+) -> None:
     resp = post(client(queue), "pull_request", payload("pull_request__opened.payload.json"), **change)
     assert resp.status_code == 401, why
     assert queue.delivery_count() == 0 and queue.items() == []
@@ -128,7 +130,9 @@ def test_draft_then_ready_are_two_plans(queue: QueueStore) -> None:
 
 
 def test_body_over_the_cap_is_413(queue: QueueStore) -> None:
-    resp = post(client(queue, max_body_bytes=1000), "pull_request", payload("pull_request__opened.payload.json"))
+    resp = post(
+        client(queue, max_body_bytes=1000), "pull_request", payload("pull_request__opened.payload.json")
+    )
     assert resp.status_code == 413
     assert queue.delivery_count() == 0
 

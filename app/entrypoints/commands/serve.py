@@ -104,10 +104,6 @@ def run(args: argparse.Namespace) -> int:
     queue = QueueStore(store)
     auth = _app_auth(settings)
 
-    if web and workers > 0:
-        # Worker threads run CPU-bound Python (payload models, rendering) next to the event loop: a
-        # shorter GIL switch interval (default 5 ms) lets the loop answer webhooks sooner.
-        pass  # sys.setswitchinterval(0.001)
     pool = None
     if workers > 0:
         from app.pipeline.worker import WorkerConfig, WorkerPool

@@ -1,0 +1,110 @@
+"""`adr-review recall --file … --json`: extractive offline, through the model with a key (fake API)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from app.cli import main
+from app.core.text import contains_verbatim
+from tests.fakes.messages_server import FakeMessagesServer
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+PROPOSALS = ["0008-adopt-kafka-for-order-events.md", "0009-session-store-redis.md"]
+KEYS = {"mode", "citations", "candidates", "empty_reason", "dropped", "usage", "errors", "diagnostics"}
+CITATION_KEYS = {"adr_id", "path", "title", "status", "relevance", "relevance_reason", "superseded_by"}
+
+
+@pytest.fixture(autouse=True)
+def no_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "RECALL_ENABLED", "ADR_REVIEW_RECALL_ENABLED"):
+        monkeypatch.delenv(name, raising=False)
+
+
+def recall_json(
+    capsys: pytest.CaptureFixture[str], store: Path, proposal: str, *extra: str
+) -> dict[str, Any]:
+    argv = ["recall", "--adr-dir", str(EXAMPLES / "adr"), "--store", str(store)]
+    assert main([*argv, "--file", str(EXAMPLES / "proposals" / proposal), "--json", *extra]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def summaries() -> dict[str, str]:
+    from app.adapters.adr_files import load_adr_folder
+
+    adrs, _ = load_adr_folder(EXAMPLES / "adr")
+    return {a.adr_id: a.summary for a in adrs}
+
+
+@pytest.mark.parametrize("proposal", PROPOSALS)
+def test_offline_recall_is_extractive_and_verbatim(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, proposal: str
+) -> None:
+    out = recall_json(capsys, tmp_path / "store", proposal)
+    assert set(out) == KEYS
+    assert out["mode"] == "extractive" and out["usage"]["calls"] == 0 and out["dropped"] == {}
+    assert 1 <= len(out["citations"]) <= 5 and out["empty_reason"] is None
+    by_id = summaries()
+    for c in out["citations"]:
+        assert set(c) == CITATION_KEYS
+        assert contains_verbatim(by_id[c["adr_id"]], c["relevance_reason"]), c
+    assert out["candidates"] and "adr_id" in out["candidates"][0]
+
+
+def test_the_superseded_outbox_adr_names_its_successor(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    out = recall_json(capsys, tmp_path / "store", PROPOSALS[0])
+    outbox = next(c for c in out["citations"] if c["adr_id"] == "ADR-0002")
+    assert outbox["status"] == "superseded" and outbox["superseded_by"] == "ADR-0005"
+
+
+def test_with_a_key_recall_goes_through_the_model(
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    fake_anthropic: FakeMessagesServer,
+) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", fake_anthropic.base_url)
+    out = recall_json(capsys, tmp_path / "store", PROPOSALS[1])
+    assert out["mode"] == "llm" and fake_anthropic.count("recall-pre-gate") == 1
+    assert [c["adr_id"] for c in out["citations"]] == ["ADR-0004", "ADR-0007"]  # the fake cites the top 2
+    assert out["usage"]["calls"] == 1 and out["usage"]["input_tokens"] > 0 and out["usage"]["cost_usd"] > 0
+    assert out["diagnostics"]["recall"]["model"] == "claude-sonnet-4-6"
+
+    again = recall_json(capsys, tmp_path / "store", PROPOSALS[1], "--offline")
+    assert again["mode"] == "extractive" and fake_anthropic.count() == 1
+
+
+def test_a_failing_model_degrades_to_llm_failed_exit_0(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with FakeMessagesServer() as server:
+        url = server.base_url  # closed: connection refused
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", url)
+    out = recall_json(capsys, tmp_path / "store", PROPOSALS[0])
+    assert (out["mode"], out["citations"], out["empty_reason"]) == ("llm", [], "llm_failed")
+    assert out["errors"] and out["candidates"]
+
+
+def test_the_kill_switch(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("RECALL_ENABLED", "false")
+    out = recall_json(capsys, tmp_path / "store", PROPOSALS[0])
+    assert (out["mode"], out["citations"], out["empty_reason"]) == ("disabled", [], "disabled")
+
+
+def test_human_output_shows_mode_citations_and_candidates(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    argv = ["recall", "--adr-dir", str(EXAMPLES / "adr"), "--store", str(tmp_path / "s")]
+    assert main([*argv, "--file", str(EXAMPLES / "proposals" / PROPOSALS[1])]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("recall (extractive): ")
+    assert "ADR-0004" in out and "embedding: offline-hash" in out
