@@ -201,6 +201,11 @@ def content_tokens(text: str) -> frozenset[str]:
     return content or frozenset(tokens)
 
 
+def _coverage_tokens(text: str) -> frozenset[str]:
+    tokens = tokenize(text)
+    return frozenset(t for t in tokens if t not in _STOPWORDS) or frozenset(tokens)
+
+
 def jaccard(a: str | frozenset[str], b: str | frozenset[str]) -> float:
     sa = content_tokens(a) if isinstance(a, str) else a
     sb = content_tokens(b) if isinstance(b, str) else b
@@ -263,6 +268,7 @@ _ITEM_SPLIT = re.compile(
 COVERAGE_JACCARD = 0.7
 COVERAGE_CONTAINMENT = 0.8
 COVERAGE_MIN_TOKENS = 3
+COVERAGE_CONTAINMENT_ALL = 0.6  # containment counting function-word bigrams too
 
 
 def own_risk_items(sections: Mapping[str, str], names: Sequence[str]) -> tuple[str, ...]:
@@ -287,6 +293,9 @@ def covered_by(finding: Finding, items: Sequence[str]) -> str | None:
     title = content_tokens(finding.title)
     if not title:
         return None
+    # Containment keeps the hiragana bigrams: in Japanese they carry negation and manner
+    # ("黙って続く", "silently continues"), which is exactly what a new finding adds to a listed risk.
+    title_all = _coverage_tokens(finding.title)
     best: tuple[float, str] | None = None
     for item in items:
         tokens = content_tokens(item)
@@ -294,6 +303,8 @@ def covered_by(finding: Finding, items: Sequence[str]) -> str | None:
             continue
         score = jaccard(title, tokens)
         contained = len(title & tokens) / len(title)
+        if len(title_all & _coverage_tokens(item)) / len(title_all) < COVERAGE_CONTAINMENT_ALL:
+            contained = 0.0
         if score >= COVERAGE_JACCARD or (
             len(title) >= COVERAGE_MIN_TOKENS and contained >= COVERAGE_CONTAINMENT
         ):

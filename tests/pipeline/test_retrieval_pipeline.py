@@ -1,0 +1,76 @@
+"""Folder loading with the parse cache, and the knobs that reach the index."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from app.adapters import adr_files
+from app.adapters.adr_files import load_adr_folder
+from app.config import RetrievalConfig
+from app.pipeline.retrieval import fusion_params, load_folder, open_index_for, qualify_cosine_for
+
+
+@pytest.fixture
+def folder(tmp_path: Path) -> Path:
+    d = tmp_path / "adr"
+    (d / "sub").mkdir(parents=True)
+    (d / "0001-a.md").write_text("# 1. Use Kafka\n\n## Context\n\nEvents.\n")
+    (d / "0002-b.md").write_text("# 2. Use PostgreSQL\n\n## Context\n\nOrders.\n")
+    (d / "sub" / "0002-c.md").write_text("# 2. Duplicate number\n\n## Context\n\nSame id as 0002-b.\n")
+    (d / "0003-empty.md").write_text("")
+    return d
+
+
+def test_cached_load_equals_a_fresh_parse_and_parses_only_changed_files(
+    folder: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cache = tmp_path / "store" / "parsed.json"
+    expected = load_adr_folder(folder)
+    first = load_folder(folder, cache)
+    assert first[0] == expected[0]
+    assert [(e.path, e.reason) for e in first[1]] == [(e.path, e.reason) for e in expected[1]]
+    assert cache.is_file()
+
+    parsed: list[str] = []
+    real = adr_files.read_adr_file
+
+    def counting(path: Path, rel: str, **kw: object):  # type: ignore[no-untyped-def]
+        parsed.append(rel)
+        return real(path, rel, **kw)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(adr_files, "read_adr_file", counting)
+    again = load_folder(folder, cache)
+    assert parsed == [] and again[0] == expected[0]  # duplicate ids are still de-duplicated
+    assert [e.path for e in again[1]] == ["0003-empty.md"]
+
+    (folder / "0001-a.md").write_text("# 1. Use Kafka 3\n\n## Context\n\nEvents, upgraded.\n")
+    changed = load_folder(folder, cache)
+    assert parsed == ["0001-a.md"]
+    assert {a.path: a.title for a in changed[0]}["0001-a.md"] == "Use Kafka 3"
+
+
+def test_a_corrupt_cache_is_ignored(folder: Path, tmp_path: Path) -> None:
+    cache = tmp_path / "parsed.json"
+    cache.write_text("{not json")
+    assert load_folder(folder, cache)[0] == load_adr_folder(folder)[0]
+
+
+def test_configured_knobs_reach_the_index(folder: Path, tmp_path: Path) -> None:
+    cfg = RetrievalConfig(dense_weight=0.1, title_weight=0.3, qualify_bm25_rel=0.6, mmr_lambda=0.8, chunk_target=900)
+    index = open_index_for(folder, tmp_path / "store", config=cfg)
+    assert index.fusion.dense_weight == 0.1 and index.fusion.title_weight == 0.3
+    assert index.fusion.qualify_bm25_rel == 0.6 and index.fusion.mmr_lambda == 0.8
+    assert index.chunking.target == 900
+
+
+@pytest.mark.parametrize(
+    ("embedding", "configured", "expected"),
+    [("offline-hash", None, 0.35), ("offline-hash", 0.6, 0.6), ("default", None, 0.5), ("sentence-transformers:x", None, 0.5)],
+)
+def test_the_cosine_gate_follows_the_embedding_unless_configured(
+    embedding: str, configured: float | None, expected: float
+) -> None:
+    assert qualify_cosine_for(embedding, configured) == expected
+    assert fusion_params(RetrievalConfig(qualify_cosine=configured), embedding).qualify_cosine == expected
