@@ -5,6 +5,7 @@ from __future__ import annotations
 import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
 from benchmarks.webhook_burst import check_settled, send_burst
 from tests.server.harness import REPO_ROOT, Stack, post_webhook, pr_payload, repo_seed
@@ -59,7 +60,7 @@ def test_a_burst_of_200_signed_deliveries_loses_and_duplicates_nothing(stack: St
         stack.stop_apps()
 
 
-def test_serve_refuses_to_start_without_a_webhook_secret(tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_serve_refuses_to_start_without_a_webhook_secret(tmp_path: Path) -> None:
     env = {"PATH": "/usr/bin:/bin", "ADR_REVIEW_STORE_DIR": str(tmp_path), "HOME": str(tmp_path)}
     done = subprocess.run(
         [sys.executable, "-m", "app", "serve", "--port", "0"],

@@ -53,7 +53,7 @@ class Script:
         self.stages = stages
         self.computed: list[tuple[str, str]] = []
         self.fail: dict[str, int] = {}
-        self.before: dict[str, Callable[[], None]] = {}
+        self.before: dict[str, Callable[[], object]] = {}
 
     def execute(self, item: QueueItem, ctx: RunContext) -> None:
         memo = ctx.memo()
@@ -108,7 +108,7 @@ def test_a_worker_that_loses_the_race_records_skipped_locked(q: QueueStore) -> N
     [item] = q.due()
     assert q.claim("r1", "someone-else", 60) is not None
     # The pool saw the run as due before the other worker's claim landed (TOCTOU): its CAS fails.
-    p.queue = _StaleDue(q, [item])  # type: ignore[assignment]
+    p.queue = _StaleDue(q, [item])
     assert p.run_once("t:w0") is False
     assert outcomes(q, "r1") == [("run", "skipped-locked", False)]
     assert ex.computed == []
@@ -287,7 +287,7 @@ def test_shutdown_mid_stage_records_and_frees_the_run(tmp_path: Path) -> None:
     queue.enqueue([spec()])
     entered, release = threading.Event(), threading.Event()
     ex = Script(stages=("slow",))
-    ex.before["slow"] = lambda: (entered.set(), release.wait(5.0))  # type: ignore[func-returns-value]
+    ex.before["slow"] = lambda: (entered.set(), release.wait(5.0))
     p = pool(queue, ex, poll_s=0.02).start(1)
     assert entered.wait(5)
     p.stop(timeout=0.3)
