@@ -212,13 +212,15 @@ class QueueStore:
 
     # -- worker side ---------------------------------------------------------------------------------
     def due(self, limit: int = 10) -> list[QueueItem]:
-        """Runs a worker may try to claim: queued and due, or running with an expired lease."""
+        """Runs a worker may try to claim: queued and due, or running with an expired lease. Plans first:
+        they are cheap, and a plan for a newer head cancels the queued reviews it supersedes before
+        anyone pays for them."""
         now = self._clock()
         rows = self._read(
             f"""{_SELECT_ITEM}
                 WHERE r.state IN ('queued', 'running') AND q.not_before <= ?
                   AND (r.lease_owner IS NULL OR r.lease_expires_at <= ?)
-                ORDER BY q.kind = 'review' DESC, q.enqueued_at, q.run_key LIMIT ?""",
+                ORDER BY q.kind = 'plan' DESC, q.enqueued_at, q.run_key LIMIT ?""",
             (now, now, limit),
         )
         return [_item(r) for r in rows]

@@ -673,7 +673,16 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     # The golden runs fail every step but the one under test on purpose; those warnings are noise here.
-    logging.getLogger("app.pipeline").setLevel(logging.ERROR)
+    pipeline_log = logging.getLogger("app.pipeline")
+    level = pipeline_log.level
+    pipeline_log.setLevel(logging.ERROR)
+    try:
+        return _run(args)
+    finally:
+        pipeline_log.setLevel(level)
+
+
+def _run(args: argparse.Namespace) -> int:
     prompts_dir: Path = args.prompts_dir
     mode: Mode = args.mode
     if args.record and mode != "live":

@@ -21,6 +21,7 @@ import logging
 import posixpath
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import yaml
@@ -65,7 +66,7 @@ class AppDeps:
     web_url: str = "https://github.com"
     recall_enabled: bool = True
     max_attempts: int = 3
-    prompts_hash: Callable[[], str] = prompts_hash  # read per run: a deploy may change the prompt files
+    prompts_dir: Path | None = None  # None: the packaged prompts/; hashed per run (a deploy may change them)
 
 
 class AppExecutor:
@@ -162,7 +163,7 @@ class AppExecutor:
             command = parse_command(event.body)
             stages = set(command.stages) if command and command.stages else stages
         online = d.llm_for(config) is not None
-        prompt_hash = d.prompts_hash()
+        prompt_hash = prompts_hash(d.prompts_dir)
         for f in changed:
             content = gh.read_file(item.repo, f.path, head)
             if content is None:
@@ -241,7 +242,7 @@ class AppExecutor:
             force_nonce=spec.get("nonce"),
             stages=frozenset(spec.get("stages") or ALL_STAGES),
         )
-        key = run_key_for(target, config, d.prompts_hash(), online=llm is not None)
+        key = run_key_for(target, config, prompts_hash(d.prompts_dir), online=llm is not None)
         if key != item.run_key:
             self._rekey(item, key)
         memo = ctx.memo()
@@ -261,6 +262,7 @@ class AppExecutor:
             link_base=link_base,
             adr_dir=adr_dir,
             recall_enabled=d.recall_enabled,
+            prompts_dir=d.prompts_dir,
             memo_factory=memo_factory,
         )
         review: Review = review_adr(target, deps)

@@ -287,7 +287,12 @@ def test_shutdown_mid_stage_records_and_frees_the_run(tmp_path: Path) -> None:
     queue.enqueue([spec()])
     entered, release = threading.Event(), threading.Event()
     ex = Script(stages=("slow",))
-    ex.before["slow"] = lambda: (entered.set(), release.wait(5.0))
+
+    def block() -> None:
+        entered.set()
+        release.wait(5.0)
+
+    ex.before["slow"] = block
     p = pool(queue, ex, poll_s=0.02).start(1)
     assert entered.wait(5)
     p.stop(timeout=0.3)
