@@ -29,11 +29,11 @@ class RetrievalConfig(BaseModel):
     embedding: str = "offline-hash"  # see docs/embeddings.md
     store_dir: str | None = None  # index location; None: Settings.store_dir (.adr-review/)
     # fused = (1 - dense_weight - title_weight) * bm25/top + dense_weight * minmax(cosine) + title_weight * title
-    dense_weight: float = Field(default=0.25, ge=0, le=1)
-    title_weight: float = Field(default=0.2, ge=0, le=1)
+    dense_weight: float = Field(default=0.2, ge=0, le=1)
+    title_weight: float = Field(default=0.25, ge=0, le=1)
     # OR-gate: qualified when cosine >= qualify_cosine OR bm25/top >= qualify_bm25_rel.
     qualify_cosine: float | None = None  # None: the embedding's own default (cosine scales differ)
-    qualify_bm25_rel: float = Field(default=0.4, ge=0, le=1)
+    qualify_bm25_rel: float = Field(default=0.6, ge=0, le=1)
     mmr_lambda: float = Field(default=1.0, ge=0, le=1)  # 1.0: no diversity re-ordering
     chunk_target: int = Field(default=2000, ge=200)  # characters per section chunk
     chunk_max: int = Field(default=4000, ge=200)

@@ -16,6 +16,7 @@ back to lexical-only retrieval (loudly: `embedding_failed`).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -24,7 +25,7 @@ import numpy as np
 from chromadb.api.types import Documents, EmbeddingFunction, Embeddings, Space
 from chromadb.utils.embedding_functions import DefaultEmbeddingFunction, register_embedding_function
 
-from app.core.text import _TOKEN, _is_cjk, normalize
+from app.core.text import _CJK_CLASS, normalize
 
 OFFLINE = "offline-hash"
 CHROMA_DEFAULT = "default"
@@ -44,6 +45,9 @@ _M2 = np.uint64(0xC4CEB9FE1A85EC53)
 _S33 = np.uint64(33)
 _S63 = np.uint64(63)
 _HIRAGANA = (0x3040, 0x309F)
+# The two streams of app.core.text's tokeniser: CJK runs, and words of other letters/digits.
+_CJK_RUN = re.compile(rf"[{_CJK_CLASS}]+")
+_OTHER_WORD = re.compile(rf"[^\W_{_CJK_CLASS}]+")
 
 
 def _fmix64(h: np.ndarray) -> np.ndarray:
@@ -94,9 +98,9 @@ class HashedNgramEmbedder:
         return out
 
     def embed_one(self, text: str) -> np.ndarray:
-        tokens = _TOKEN.findall(normalize(text))
-        cjk = [t for t in tokens if _is_cjk(t[0])]
-        other = [t for t in tokens if not _is_cjk(t[0])]
+        folded = normalize(text)
+        cjk = _CJK_RUN.findall(folded)
+        other = _OTHER_WORD.findall(folded)
         vec = np.zeros(self.dim, dtype=np.float64)
         for stream, sizes in ((cjk, self.cjk_ngrams), (other, self.other_ngrams)):
             if stream and sizes:

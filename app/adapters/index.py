@@ -47,7 +47,10 @@ log = logging.getLogger("adr_review.index")
 
 SCHEMA = "adr-review-index/1"
 Progress = Callable[[int, int], None]  # (chunks embedded so far, chunks to embed)
-_BATCH = 64
+_BATCH = 512  # chunks per Chroma add: fewer, larger inserts are much cheaper
+# Small HNSW graphs: construction effort matters more than graph quality, because a search asks for
+# every chunk in scope (exhaustive) and any chunk the graph misses is scored exactly (_dense).
+_HNSW = {"space": "cosine", "ef_construction": 50, "max_neighbors": 16}
 
 
 def collection_name_for(adr_dir: Path | str) -> str:
@@ -169,11 +172,13 @@ class ChromaAdrIndex:
                 self._client.delete_collection(self.collection_name)
                 rebuilt = True
             else:
-                self._collection = self._client.get_collection(self.collection_name, embedding_function=self._ef)
+                self._collection = self._client.get_collection(
+                    self.collection_name, embedding_function=self._ef
+                )
                 return False
         self._collection = self._client.create_collection(
             self.collection_name,
-            configuration={"hnsw": {"space": "cosine"}},
+            configuration={"hnsw": dict(_HNSW)},
             metadata=meta,
             embedding_function=self._ef,
         )
@@ -195,7 +200,7 @@ class ChromaAdrIndex:
 
     def _embed_and_add(self, adrs: Sequence[Adr], progress: Progress | None) -> None:
         ids: list[str] = []
-        docs: list[str] = []
+        docs: list[str] = []  # embedded, not stored: the ADR text lives in the folder
         metas: list[dict[str, Any]] = []
         for adr in adrs:
             pieces = chunk_text(adr.text, adr.title, self.chunking) or [adr.title or adr.path]
@@ -211,12 +216,7 @@ class ChromaAdrIndex:
         for lo in range(0, total, _BATCH):
             hi = min(lo + _BATCH, total)
             vectors = embed_texts(self._ef, docs[lo:hi])
-            self._collection.add(
-                ids=ids[lo:hi],
-                embeddings=vectors,
-                documents=docs[lo:hi],
-                metadatas=metas[lo:hi],
-            )
+            self._collection.add(ids=ids[lo:hi], embeddings=vectors, metadatas=metas[lo:hi])
             for cid, meta in zip(ids[lo:hi], metas[lo:hi], strict=True):
                 self._chunks.setdefault(str(meta["path"]), []).append(cid)
             if progress:
@@ -343,11 +343,22 @@ class ChromaAdrIndex:
             include=["metadatas", "distances"],
         )
         best: dict[str, float] = {}
+        seen = set(res["ids"][0])
         for meta, dist in zip(res["metadatas"][0], res["distances"][0], strict=False):
             path = str(meta["path"])
             cos = 1.0 - float(dist)
             if cos > best.get(path, -2.0):
                 best[path] = cos
+        missed = [cid for p in paths for cid in self._chunks.get(p, ()) if cid not in seen]
+        if missed:  # approximate search left some out: score them exactly
+            got = self._collection.get(ids=missed, include=["embeddings", "metadatas"])
+            q = qvec[0].astype(np.float64)
+            for vec, meta in zip(got["embeddings"], got["metadatas"], strict=False):
+                v = np.asarray(vec, dtype=np.float64)
+                cos = float(v @ q / ((np.linalg.norm(v) * np.linalg.norm(q)) or 1.0))
+                path = str(meta["path"])
+                if cos > best.get(path, -2.0):
+                    best[path] = cos
         return best, None
 
     def _similarity(self, paths: Sequence[str]) -> Callable[[Adr, Adr], float] | None:

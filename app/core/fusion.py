@@ -34,10 +34,10 @@ Similarity = Callable[[Adr, Adr], float]
 class FusionParams:
     """Knobs; defaults (chosen by measurement, see docs/retrieval.md) live in app.config.RetrievalConfig."""
 
-    dense_weight: float = 0.25
-    title_weight: float = 0.2  # bm25 weight = 1 - dense_weight - title_weight
-    qualify_cosine: float = 0.5
-    qualify_bm25_rel: float = 0.4
+    dense_weight: float = 0.2
+    title_weight: float = 0.25  # bm25 weight = 1 - dense_weight - title_weight
+    qualify_cosine: float = 0.25
+    qualify_bm25_rel: float = 0.6
     mmr_lambda: float = 1.0  # 1.0 = pure relevance order, lower = more diversity
     top_n: int = 20
 

@@ -32,7 +32,7 @@ DEFAULT_STORE = Path(".adr-review")
 # Cosine thresholds of the OR-gate per embedding: each model has its own cosine scale. The offline
 # default is measured (docs/retrieval.md); the others are conventional starting points for
 # normalised sentence embeddings - calibrate with `adr-review eval retrieval` on your own ADRs.
-QUALIFY_COSINE = {"offline-hash": 0.35, "default": 0.5}
+QUALIFY_COSINE = {"offline-hash": 0.25, "default": 0.5}
 QUALIFY_COSINE_OTHER = 0.5
 
 

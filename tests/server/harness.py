@@ -340,7 +340,7 @@ class Stack:
             "--port",
             "0",
             "--lease-ttl",
-            "2",
+            "4",  # short, so a restarted worker takes over a killed one's run soon; renewed every 1.3 s
             "--poll",
             "0.05",
             *args,

@@ -200,12 +200,15 @@ def test_catch_up_redelivers_what_failed_while_we_were_down(gh: FakeGitHubServer
     report = catch_up(auth, queue, now=time.time(), window_s=3 * 86400)
     assert report.redelivered == [lost["guid"]] and report.errors == []
     deadline = time.monotonic() + 5
-    while not sink.received and time.monotonic() < deadline:
+
+    def redelivered() -> list[dict[str, Any]]:  # recorded by the fake once our answer came back
+        return [d for d in gh.state()["deliveries"] if d["redelivery"]]
+
+    while not redelivered() and time.monotonic() < deadline:
         time.sleep(0.02)
     assert [g for g, _ in sink.received] == [lost["guid"]]
     assert gh.counters["redeliveries_requested"] == 1
-    redelivered = [d for d in gh.state()["deliveries"] if d["redelivery"]]
-    assert [(d["guid"], d["status_code"]) for d in redelivered] == [(lost["guid"], 202)]
+    assert [(d["guid"], d["status_code"]) for d in redelivered()] == [(lost["guid"], 202)]
     # A second catch-up finds the guid delivered now: nothing more is asked.
     assert catch_up(auth, queue, now=time.time(), window_s=3 * 86400).redelivered == []
     auth.close()

@@ -256,9 +256,9 @@ def test_heartbeat_keeps_the_lease_of_a_long_stage(tmp_path: Path) -> None:
     queue.enqueue([spec()])
     release = threading.Event()
     ex = Script(stages=("slow",))
-    ex.before["slow"] = lambda: release.wait(2.0)
-    p = pool(queue, ex, lease_ttl_s=0.6, poll_s=0.02).start(1)
-    time.sleep(1.5)  # > 2 lease lengths: only the heartbeat keeps it ours
+    ex.before["slow"] = lambda: release.wait(6.0)
+    p = pool(queue, ex, lease_ttl_s=1.5, poll_s=0.02).start(1)
+    time.sleep(3.5)  # > 2 lease lengths: only the heartbeat keeps it ours
     item = queue.get("r1")
     assert item is not None and item.state == "running" and item.lease_owner == "t:w0"
     assert queue.claim("r1", "intruder", 1) is None
