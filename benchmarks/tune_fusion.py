@@ -128,6 +128,12 @@ def main() -> int:
         print(
             f"  {smoothed((i, j), objs):.4f} (own {objs[(i, j)]:.4f})  dense_weight={dws[i]:g} title_weight={tws[j]:g}   {fmt(grid[(i, j)][1])}"
         )
+    no_title = max((k for k in grid if tws[k[1]] == 0.0), key=lambda k: objs[k], default=None)
+    if no_title is not None:
+        i, j = no_title
+        print(
+            f"  without title coverage, best: {objs[no_title]:.4f}  dense_weight={dws[i]:g}   {fmt(grid[no_title][1])}"
+        )
     bi, bj = ranked[0]
     best = replace(current, dense_weight=dws[bi], title_weight=tws[bj])
     if args.holdout:

@@ -127,18 +127,24 @@ class ChromaAdrIndex:
             self._chunks.pop(p, None)
         errors: list[str] = []
         self.embedding_error = None
+        todo = [current[p] for p in sorted(updated + added)]
+        embedded: set[str] = set()
         try:
-            self._embed_and_add([current[p] for p in sorted(updated + added)], progress)
+            self._embed_and_add(todo, progress, embedded)
         except EmbeddingError as exc:
             self.embedding_error = str(exc)
-            errors.append(f"embedding {self.embedding} failed: {exc}")
+            missing = len(todo) - len(embedded)
+            errors.append(
+                f"embedding {self.embedding} failed: {exc} ({missing} ADR(s) not embedded; they are searched "
+                "lexically until a sync can embed them)"
+            )
             log.warning("embedding %s failed, retrieval will be lexical-only: %s", self.embedding, exc)
         self._adrs = list(adrs)
         self._by_path = {a.path: i for i, a in enumerate(self._adrs)}
         self._lexical = None
         return SyncReport(
-            added=len(added),
-            updated=len(updated),
+            added=sum(1 for p in added if p in embedded),
+            updated=sum(1 for p in updated if p in embedded),
             removed=len(removed),
             unchanged=unchanged,
             errors=tuple(errors),
@@ -189,16 +195,22 @@ class ChromaAdrIndex:
         got = self._collection.get(include=["metadatas"])
         hashes: dict[str, str] = {}
         chunks: dict[str, list[str]] = {}
+        expected: dict[str, int] = {}
         for cid, meta in zip(got["ids"], got["metadatas"] or [], strict=False):
             path = str(meta["path"])
             chunks.setdefault(path, []).append(cid)
+            expected[path] = int(meta.get("chunks", 0) or 0)
             prev = hashes.setdefault(path, str(meta["content_hash"]))
             if prev != meta["content_hash"]:
-                hashes[path] = ""  # half-written document: treat as changed
+                hashes[path] = ""  # mixed versions: treat as changed
+        for path, ids in chunks.items():
+            if len(ids) != expected[path]:
+                hashes[path] = ""  # half-written (an embedding failed mid-document): treat as changed
         self._chunks = chunks
         return hashes
 
-    def _embed_and_add(self, adrs: Sequence[Adr], progress: Progress | None) -> None:
+    def _embed_and_add(self, adrs: Sequence[Adr], progress: Progress | None, stored: set[str]) -> None:
+        """Embed and add in batches; `stored` collects the paths whose chunks are all in."""
         ids: list[str] = []
         docs: list[str] = []  # embedded, not stored: the ADR text lives in the folder
         metas: list[dict[str, Any]] = []
@@ -219,6 +231,8 @@ class ChromaAdrIndex:
             self._collection.add(ids=ids[lo:hi], embeddings=vectors, metadatas=metas[lo:hi])
             for cid, meta in zip(ids[lo:hi], metas[lo:hi], strict=True):
                 self._chunks.setdefault(str(meta["path"]), []).append(cid)
+                if meta["chunk"] == meta["chunks"] - 1:
+                    stored.add(str(meta["path"]))
             if progress:
                 progress(hi, total)
 

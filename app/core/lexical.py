@@ -81,7 +81,9 @@ class LexicalIndex:
                 title_terms.append(term)
         self._title_d = np.asarray(title_docs, dtype=np.int64)
         self._title_terms = title_terms
-        self._title_t = np.asarray([vocab.get(t, -1) for t in title_terms], dtype=np.int64)  # -1: not in any text
+        self._title_t = np.asarray(
+            [vocab.get(t, -1) for t in title_terms], dtype=np.int64
+        )  # -1: not in any text
 
     def scores(self, query: str | Sequence[str], pool: Sequence[int] | None = None) -> LexicalScores:
         """BM25 and title coverage of every document for `query` (text or tokens), within `pool`."""
@@ -128,7 +130,9 @@ class LexicalIndex:
         if len(self._title_d) == 0:
             return out
         query_terms = set(tokens)
-        hit = np.fromiter((t in query_terms for t in self._title_terms), dtype=bool, count=len(self._title_terms))
+        hit = np.fromiter(
+            (t in query_terms for t in self._title_terms), dtype=bool, count=len(self._title_terms)
+        )
         term_df = np.where(self._title_t >= 0, df[np.maximum(self._title_t, 0)], 0.0)
         idf = np.log((n + 1) / (term_df + 0.5))
         num = np.bincount(self._title_d, weights=idf * hit, minlength=self.n_docs)

@@ -73,7 +73,10 @@ def test_empty_text_is_the_zero_vector() -> None:
         ("offline", "offline-hash"),
         ("default", "default"),
         ("onnx-minilm", "default"),
-        ("sentence-transformers:intfloat/multilingual-e5-small", "sentence-transformers:intfloat/multilingual-e5-small"),
+        (
+            "sentence-transformers:intfloat/multilingual-e5-small",
+            "sentence-transformers:intfloat/multilingual-e5-small",
+        ),
         ("sentence-transformers: /models/e5 ", "sentence-transformers:/models/e5"),
     ],
 )
@@ -90,14 +93,19 @@ def test_unknown_embedding_names_are_rejected(name: str) -> None:
 def test_functions_are_registered_with_chroma_and_rebuild_from_their_config() -> None:
     ef = make_embedding_function("offline-hash")
     assert known_embedding_functions["adr_review_offline_hash"] is OfflineHashEmbeddingFunction
-    assert known_embedding_functions["adr_review_sentence_transformers"] is SentenceTransformersEmbeddingFunction
+    assert (
+        known_embedding_functions["adr_review_sentence_transformers"] is SentenceTransformersEmbeddingFunction
+    )
     rebuilt = config_to_embedding_function({"name": ef.name(), "config": ef.get_config()})
     np.testing.assert_array_equal(embed_texts(rebuilt, ["x y z"]), embed_texts(ef, ["x y z"]))
     assert not ef.is_legacy()
     assert label_of(ef) == "offline-hash"
     st = make_embedding_function("sentence-transformers:some/model")
     assert label_of(st) == "sentence-transformers:some/model"
-    assert config_to_embedding_function({"name": st.name(), "config": st.get_config()}).get_config() == st.get_config()
+    assert (
+        config_to_embedding_function({"name": st.name(), "config": st.get_config()}).get_config()
+        == st.get_config()
+    )
     assert label_of(make_embedding_function("default")) == "default"
 
 
@@ -108,7 +116,9 @@ def test_fingerprint_changes_with_the_configuration() -> None:
     assert fingerprint(a) == fingerprint(OfflineHashEmbeddingFunction())
 
 
-def test_a_model_that_cannot_load_raises_embedding_error_only_when_used(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_model_that_cannot_load_raises_embedding_error_only_when_used(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     monkeypatch.setitem(sys.modules, "sentence_transformers", None)
     ef = make_embedding_function("sentence-transformers:some/model")  # constructing loads nothing
     with pytest.raises(EmbeddingError, match="pip install"):

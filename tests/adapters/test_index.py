@@ -103,7 +103,10 @@ def test_changing_the_embedding_rebuilds_and_a_failing_one_degrades_loudly(
     broken = index_for(folder, store, embedding="sentence-transformers:some/model")
     report = sync(broken, folder)
     assert report.rebuilt and report.embedding == "sentence-transformers:some/model"
-    assert any("failed" in e and "sentence-transformers" in e for e in report.errors)
+    assert report.added == 0  # nothing could be embedded: nothing counts as added
+    assert any(
+        "failed" in e and "sentence-transformers" in e and "4 ADR(s) not embedded" in e for e in report.errors
+    )
     result = broken.search("PostgreSQL database for the order service transactions")
     assert result.diagnostics["embedding_failed"] is True
     assert "pip install" in result.diagnostics["embedding_error"]
@@ -155,7 +158,9 @@ def test_japanese_query_finds_the_japanese_adr(folder: Path, tmp_path: Path) -> 
         (False, "Kafka events", "empty_index"),
     ],
 )
-def test_empty_reasons_of_the_index(folder: Path, tmp_path: Path, adrs_present: bool, query: str, reason: str) -> None:
+def test_empty_reasons_of_the_index(
+    folder: Path, tmp_path: Path, adrs_present: bool, query: str, reason: str
+) -> None:
     index = index_for(folder, tmp_path / "store")
     if adrs_present:
         sync(index, folder)
@@ -190,3 +195,33 @@ def test_pipeline_helpers_open_sync_and_report_parse_errors(folder: Path, tmp_pa
     own = open_index(tmp_path / "own")
     assert own.sync(synced.adrs).added == 4
     assert own.search("Record architecture decisions").candidates[0].adr.path == "0001-record-decisions.md"
+
+
+def test_an_embedding_failure_mid_sync_is_repaired_by_the_next_sync(
+    folder: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import app.adapters.index as index_module
+    from app.adapters.embeddings import EmbeddingError, embed_texts
+
+    monkeypatch.setattr(index_module, "_BATCH", 1)  # one chunk per embedding call
+    calls = {"n": 0}
+
+    def flaky(ef, texts):  # type: ignore[no-untyped-def]
+        calls["n"] += 1
+        if calls["n"] == 4:
+            raise EmbeddingError("model server went away")
+        return embed_texts(ef, texts)
+
+    monkeypatch.setattr(index_module, "embed_texts", flaky)
+    small = ChunkParams(target=200, maximum=300)  # every ADR is 2+ chunks: the failure lands mid-document
+    store = tmp_path / "store"
+    first = sync(index_for(folder, store, chunking=small), folder)
+    assert first.added < 4 and any("not embedded" in e for e in first.errors)
+
+    calls["n"] = -1000  # healthy again
+    second = sync(index_for(folder, store, chunking=small), folder)
+    assert not second.errors and not second.rebuilt
+    assert first.added + second.added + second.updated == 4  # the half-written ADR is redone
+    assert second.updated == 1
+    third = sync(index_for(folder, store, chunking=small), folder)
+    assert third.unchanged == 4

@@ -26,7 +26,6 @@ def test_chunks_cut_at_headings_and_cover_every_section_in_order() -> None:
     for name in ("Context", "Decision", "Consequences"):
         assert f"## {name}" in joined
     assert joined.index("## Context") < joined.index("## Decision") < joined.index("## Consequences")
-    assert all(c.startswith("## ") for c in chunks[1:]) is False  # later chunks carry the title
 
 
 def test_later_chunks_are_prefixed_with_the_title() -> None:
@@ -34,7 +33,9 @@ def test_later_chunks_are_prefixed_with_the_title() -> None:
     chunks = chunk_text(text, "Title", P)
     assert chunks[0].startswith("# Title")
     assert all(c.startswith("Title\n\n") for c in chunks[1:])
-    assert not any(c.startswith("Title\n\n") for c in chunk_text(text, "Title", ChunkParams(300, 500, False))[1:])
+    assert not any(
+        c.startswith("Title\n\n") for c in chunk_text(text, "Title", ChunkParams(300, 500, False))[1:]
+    )
 
 
 def test_small_sections_are_packed_together() -> None:
@@ -48,16 +49,18 @@ def test_small_sections_are_packed_together() -> None:
     "body",
     [
         "word " * 400,  # one huge paragraph of words
-        "\n".join("line %d " % i * 8 for i in range(120)),  # many lines, no blank line
+        "\n".join(f"line {i} " * 8 for i in range(120)),  # many lines, no blank line
         "x" * 3000,  # no whitespace at all
-        "\n\n".join("para %d " % i * 20 for i in range(30)),  # many paragraphs
+        "\n\n".join(f"para {i} " * 20 for i in range(30)),  # many paragraphs
     ],
 )
 def test_no_chunk_exceeds_the_maximum_plus_title(body: str) -> None:
     text = "# T\n\n## Context\n\n" + body
     chunks = chunk_text(text, "T", P)
     assert all(len(c) <= P.maximum + len("T\n\n") for c in chunks)
-    assert sum(len(c) for c in chunks) >= len(body.replace("\n", "").replace(" ", "")) * 0.9 / 2
+    # nothing is lost: without the title prefixes and whitespace, the chunks are the text
+    stripped = [chunks[0]] + [c.removeprefix("T\n\n") for c in chunks[1:]]
+    assert "".join("".join(stripped).split()) == "".join(text.split())
 
 
 def test_front_matter_stays_with_the_first_section() -> None:
@@ -71,5 +74,10 @@ def test_empty_text_has_no_chunks() -> None:
 
 
 def test_params_key_changes_with_every_knob() -> None:
-    keys = {ChunkParams().key(), ChunkParams(target=1000).key(), ChunkParams(maximum=9000).key(), ChunkParams(title_prefix=False).key()}
+    keys = {
+        ChunkParams().key(),
+        ChunkParams(target=1000).key(),
+        ChunkParams(maximum=9000).key(),
+        ChunkParams(title_prefix=False).key(),
+    }
     assert len(keys) == 4

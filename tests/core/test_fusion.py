@@ -10,7 +10,9 @@ from app.core.results import Candidate
 
 
 def adr(n: int, title: str | None = None) -> Adr:
-    return parse_adr(f"{n:04d}-doc.md", f"# {n}. {title or f'Decision {n}'}\n\n## Context\n\nText {n}.\n".encode())
+    return parse_adr(
+        f"{n:04d}-doc.md", f"# {n}. {title or f'Decision {n}'}\n\n## Context\n\nText {n}.\n".encode()
+    )
 
 
 def doc(n: int, dense: float | None, bm25: float, title: float = 0.0) -> DocScores:
@@ -56,8 +58,12 @@ def test_a_strong_lexical_lead_survives_fusion_where_rank_fusion_would_tie() -> 
         (None, 0.5, True, "qualified: bm25 0.50"),
     ],
 )
-def test_qualification_is_an_or_gate(dense: float | None, bm25_rel: float, qualified: bool, why_starts: str) -> None:
-    c = Candidate(adr=adr(1), dense=dense, bm25=bm25_rel * 10, bm25_rel=bm25_rel, fused=0.3, qualified=False, why="")
+def test_qualification_is_an_or_gate(
+    dense: float | None, bm25_rel: float, qualified: bool, why_starts: str
+) -> None:
+    c = Candidate(
+        adr=adr(1), dense=dense, bm25=bm25_rel * 10, bm25_rel=bm25_rel, fused=0.3, qualified=False, why=""
+    )
     judged = qualify(c, PARAMS)
     assert judged.qualified is qualified
     assert judged.why.startswith(why_starts)

@@ -17,7 +17,14 @@ TEXTS = [
     "データベースには PostgreSQL を採用する。トランザクションが必要なため。",
     "イベント駆動アーキテクチャを採用し、Kafka でドメインイベントを配信する。",
 ]
-TITLES = ["Use PostgreSQL", "Adopt Kafka", "Record decisions", "Move to NATS", "データベースの選定", "イベント駆動"]
+TITLES = [
+    "Use PostgreSQL",
+    "Adopt Kafka",
+    "Record decisions",
+    "Move to NATS",
+    "データベースの選定",
+    "イベント駆動",
+]
 QUERIES = [
     "We keep domain events in Kafka but need a database with transactions",
     "ドメインイベントの配信方式を見直す",

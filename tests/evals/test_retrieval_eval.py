@@ -32,7 +32,9 @@ from app.evals.retrieval import (
         ([], ["a"], 0.0, 0.0, 0.0),
     ],
 )
-def test_metrics_per_query(ranked: list[str], relevant: list[str], recall: float, hit: float, rr: float) -> None:
+def test_metrics_per_query(
+    ranked: list[str], relevant: list[str], recall: float, hit: float, rr: float
+) -> None:
     assert recall_at_k(ranked, relevant) == pytest.approx(recall)
     assert hit_at_k(ranked, relevant) == hit
     assert reciprocal_rank(ranked, relevant) == pytest.approx(rr)
@@ -47,7 +49,9 @@ def test_metrics_average_over_queries() -> None:
 def test_aggregate_is_micro_averaged_over_queries_not_corpora() -> None:
     def report(name: str, outcomes: list[bool]) -> CorpusReport:
         runs = tuple(
-            QueryRun(Qrel(f"q{i}", "t", ("a",)), {k: ("a",) if ok else ("z",) for k in ("bm25", "dense", "hybrid")})
+            QueryRun(
+                Qrel(f"q{i}", "t", ("a",)), {k: ("a",) if ok else ("z",) for k in ("bm25", "dense", "hybrid")}
+            )
             for i, ok in enumerate(outcomes)
         )
         return CorpusReport(name=name, runs=runs, embedding="offline-hash", adrs=1)
@@ -75,28 +79,59 @@ def test_load_qrels_reads_the_format_and_names_a_bad_line(tmp_path: Path) -> Non
 
 
 TOPICS = {
-    "0001-kafka.md": ("Publish domain events on Kafka", "Services react to order changes via Kafka topics and consumers."),
-    "0002-postgres.md": ("Use PostgreSQL for orders", "Orders need transactions, so PostgreSQL stores them with backups."),
-    "0003-redis.md": ("Cache product pages in Redis", "Product pages are slow; Redis caches rendered pages for minutes."),
-    "0004-oauth.md": ("Authenticate users with OAuth", "Users sign in through an OAuth identity provider with tokens."),
-    "0005-terraform.md": ("Provision infrastructure with Terraform", "Cloud resources are declared in Terraform modules."),
+    "0001-kafka.md": (
+        "Publish domain events on Kafka",
+        "Services react to order changes via Kafka topics and consumers.",
+    ),
+    "0002-postgres.md": (
+        "Use PostgreSQL for orders",
+        "Orders need transactions, so PostgreSQL stores them with backups.",
+    ),
+    "0003-redis.md": (
+        "Cache product pages in Redis",
+        "Product pages are slow; Redis caches rendered pages for minutes.",
+    ),
+    "0004-oauth.md": (
+        "Authenticate users with OAuth",
+        "Users sign in through an OAuth identity provider with tokens.",
+    ),
+    "0005-terraform.md": (
+        "Provision infrastructure with Terraform",
+        "Cloud resources are declared in Terraform modules.",
+    ),
 }
 QUERIES = [
-    ("0006-outbox.md", "Transactional outbox for Kafka events: write order events to PostgreSQL, relay to Kafka topics.", ["0001-kafka.md", "0002-postgres.md"]),
-    ("0007-sso.md", "Single sign-on: users authenticate with the OAuth identity provider, tokens expire hourly.", ["0004-oauth.md"]),
-    ("0008-cdn.md", "Serve cached product pages from a CDN in front of Redis to make pages fast.", ["0003-redis.md"]),
+    (
+        "0006-outbox.md",
+        "Transactional outbox for Kafka events: write order events to PostgreSQL, relay to Kafka topics.",
+        ["0001-kafka.md", "0002-postgres.md"],
+    ),
+    (
+        "0007-sso.md",
+        "Single sign-on: users authenticate with the OAuth identity provider, tokens expire hourly.",
+        ["0004-oauth.md"],
+    ),
+    (
+        "0008-cdn.md",
+        "Serve cached product pages from a CDN in front of Redis to make pages fast.",
+        ["0003-redis.md"],
+    ),
 ]
 
 
 def write_corpus(root: Path) -> Path:
     root.mkdir(parents=True)
     for name, (title, body) in TOPICS.items():
-        (root / name).write_text(f"# {title}\n\n## Status\n\nAccepted\n\n## Context\n\n{body}\n\n## Decision\n\n{title}.\n")
+        (root / name).write_text(
+            f"# {title}\n\n## Status\n\nAccepted\n\n## Context\n\n{body}\n\n## Decision\n\n{title}.\n"
+        )
     pool = sorted(TOPICS)
     with (root / "qrels.jsonl").open("w") as f:
         for query, text, relevant in QUERIES:
             (root / query).write_text(f"# {query}\n\n## Context\n\n{text}\n")
-            f.write(json.dumps({"query": query, "query_text": text, "relevant": relevant, "pool": pool}) + "\n")
+            f.write(
+                json.dumps({"query": query, "query_text": text, "relevant": relevant, "pool": pool}) + "\n"
+            )
     return root
 
 
@@ -124,13 +159,20 @@ def test_cli_prints_the_json_contract(tmp_path: Path, capsys: pytest.CaptureFixt
     assert out["embedding"] == "offline-hash"
 
 
-def test_cli_on_a_folder_of_corpora_aggregates_them(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_cli_on_a_folder_of_corpora_aggregates_them(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     write_corpus(tmp_path / "all" / "one")
     write_corpus(tmp_path / "all" / "two")
     assert main(["eval", "retrieval", "--corpus", str(tmp_path / "all"), "--store", str(tmp_path / "s")]) == 0
     text = capsys.readouterr().out
     assert "one [en]" in text and "two [en]" in text and "ALL en" in text
-    assert main(["eval", "retrieval", "--corpus", str(tmp_path / "all"), "--json", "--store", str(tmp_path / "s")]) == 0
+    assert (
+        main(
+            ["eval", "retrieval", "--corpus", str(tmp_path / "all"), "--json", "--store", str(tmp_path / "s")]
+        )
+        == 0
+    )
     out = json.loads(capsys.readouterr().out)
     assert out["retrievers"]["hybrid"]["queries"] == 6
     assert set(out["corpora"]) == {"one", "two"} and set(out["by_language"]) == {"en"}

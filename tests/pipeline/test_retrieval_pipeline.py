@@ -58,7 +58,9 @@ def test_a_corrupt_cache_is_ignored(folder: Path, tmp_path: Path) -> None:
 
 
 def test_configured_knobs_reach_the_index(folder: Path, tmp_path: Path) -> None:
-    cfg = RetrievalConfig(dense_weight=0.1, title_weight=0.3, qualify_bm25_rel=0.6, mmr_lambda=0.8, chunk_target=900)
+    cfg = RetrievalConfig(
+        dense_weight=0.1, title_weight=0.3, qualify_bm25_rel=0.6, mmr_lambda=0.8, chunk_target=900
+    )
     index = open_index_for(folder, tmp_path / "store", config=cfg)
     assert index.fusion.dense_weight == 0.1 and index.fusion.title_weight == 0.3
     assert index.fusion.qualify_bm25_rel == 0.6 and index.fusion.mmr_lambda == 0.8
@@ -67,7 +69,12 @@ def test_configured_knobs_reach_the_index(folder: Path, tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(
     ("embedding", "configured", "expected"),
-    [("offline-hash", None, 0.35), ("offline-hash", 0.6, 0.6), ("default", None, 0.5), ("sentence-transformers:x", None, 0.5)],
+    [
+        ("offline-hash", None, 0.25),
+        ("offline-hash", 0.6, 0.6),
+        ("default", None, 0.5),
+        ("sentence-transformers:x", None, 0.5),
+    ],
 )
 def test_the_cosine_gate_follows_the_embedding_unless_configured(
     embedding: str, configured: float | None, expected: float

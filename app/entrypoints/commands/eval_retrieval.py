@@ -29,7 +29,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--qrels", type=Path, default=None, help="qrels file (default: CORPUS/qrels.jsonl)")
     parser.add_argument("--json", action="store_true", help="print JSON")
-    add_index_arguments(parser, adr_dir_required=False)
+    add_index_arguments(
+        parser,
+        adr_dir_required=False,
+        store_help="keep the indexes here and reuse them incrementally (default: a temporary folder)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:

@@ -24,16 +24,16 @@ if TYPE_CHECKING:
 PROG = "adr-review index"
 
 
-def add_index_arguments(parser: argparse.ArgumentParser, *, adr_dir_required: bool = True) -> None:
+def add_index_arguments(
+    parser: argparse.ArgumentParser,
+    *,
+    adr_dir_required: bool = True,
+    store_help: str = "where the index lives (default: .adr-review/ or ADR_REVIEW_STORE_DIR)",
+) -> None:
     """--adr-dir, --store, --embedding, --config: shared by index, recall and eval retrieval."""
     if adr_dir_required:
         parser.add_argument("--adr-dir", type=Path, required=True, help="folder of ADR markdown files")
-    parser.add_argument(
-        "--store",
-        type=Path,
-        default=None,
-        help="where the index lives (default: .adr-review/ or ADR_REVIEW_STORE_DIR)",
-    )
+    parser.add_argument("--store", type=Path, default=None, help=store_help)
     parser.add_argument(
         "--embedding",
         default=None,
