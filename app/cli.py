@@ -14,7 +14,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "recall": ("recall", "recall the past ADRs related to a proposal"),
     "blind-spots": ("blindspots", "run recall and the blind-spot critics on one ADR (needs an API key)"),
     "index": ("index", "build or refresh the ADR index of a folder"),
-    "eval": ("eval", "score retrieval on a corpus (eval retrieval) or prompts on golden cases (eval prompts)"),
+    "eval": (
+        "eval",
+        "score retrieval on a corpus (eval retrieval) or prompts on golden cases (eval prompts)",
+    ),
     "action": ("action", "run as a GitHub Action (reads GITHUB_* and INPUT_* from the environment)"),
     "serve": ("serve", "run the GitHub App webhook server"),
 }

@@ -51,7 +51,9 @@ class Prompt:
     folder: Path
 
     def render(self, **variables: Any) -> RenderedPrompt:
-        env = jinja2.Environment(undefined=jinja2.StrictUndefined, autoescape=False, keep_trailing_newline=True)
+        env = jinja2.Environment(
+            undefined=jinja2.StrictUndefined, autoescape=False, keep_trailing_newline=True
+        )
         parts = _split_parts(self.source, self.name)
         rendered = {k: env.from_string(v).render(**variables).strip() for k, v in parts.items()}
         return RenderedPrompt(

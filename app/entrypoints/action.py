@@ -274,10 +274,12 @@ def default_llm_factory(api_key: str | None, config: RepoConfig) -> LlmPort | No
 
 
 def default_index_factory(path: Path, config: RepoConfig) -> AdrIndex:
-    """The hybrid Chroma index persisted in `path` (one per ADR folder, inside the cached folder)."""
-    from app.pipeline.retrieval import open_index_for
+    """The hybrid Chroma index persisted in `path` (one per ADR folder, inside the cached folder).
 
-    return open_index_for(path, store_dir=path, config=config.retrieval)
+    Fixed collection name: actions/cache may restore the folder under another workspace path."""
+    from app.pipeline.retrieval import open_index
+
+    return open_index(path, config.retrieval)
 
 
 class DiskBlobCache(BlobCache):

@@ -20,7 +20,9 @@ class LlmRequest:
     model: str
     temperature: float | None  # configured value, always recorded; sent only if the model accepts it
     max_tokens: int
-    cacheable_prefix: str | None = None  # a long, stable block (candidates) sent with cache_control before `user`
+    cacheable_prefix: str | None = (
+        None  # a long, stable block (candidates) sent with cache_control before `user`
+    )
     metadata: Mapping[str, str] = field(default_factory=dict)
 
 

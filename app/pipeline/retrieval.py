@@ -67,22 +67,12 @@ def open_index_for(
     config: RetrievalConfig | None = None,
 ) -> ChromaAdrIndex:
     """The persistent index of one ADR folder (created on first use). Nothing is embedded yet."""
-    from app.adapters.embeddings import canonical_name
-    from app.adapters.index import ChromaAdrIndex, collection_name_for
+    from app.adapters.index import collection_name_for
 
     cfg = config or RetrievalConfig()
-    name = canonical_name(embedding or cfg.embedding)
-    store = Path(store_dir or cfg.store_dir or DEFAULT_STORE)
     adr_path = Path(adr_dir)
-    return ChromaAdrIndex(
-        store,
-        collection_name_for(adr_path),
-        embedding=name,
-        fusion=fusion_params(cfg, name),
-        chunking=ChunkParams(target=cfg.chunk_target, maximum=max(cfg.chunk_max, cfg.chunk_target)),
-        bm25=Bm25Params(k1=cfg.bm25_k1, b=cfg.bm25_b),
-        adr_dir=str(adr_path.resolve()),
-    )
+    store = Path(store_dir or cfg.store_dir or DEFAULT_STORE)
+    return _open(store, collection_name_for(adr_path), cfg, embedding, adr_dir=str(adr_path.resolve()))
 
 
 def open_index(
@@ -91,18 +81,24 @@ def open_index(
     """An index in a folder of its own (one ADR folder per store, e.g. the App's per-repo cache):
     fixed collection name, so the store can move (cache restore) without a rebuild. Sync it with
     the ADRs (from disk or from GitHub) before searching."""
+    return _open(Path(store_dir), "adrs", config or RetrievalConfig(), embedding)
+
+
+def _open(
+    store: Path, collection: str, cfg: RetrievalConfig, embedding: str | None, adr_dir: str = ""
+) -> ChromaAdrIndex:
     from app.adapters.embeddings import canonical_name
     from app.adapters.index import ChromaAdrIndex
 
-    cfg = config or RetrievalConfig()
     name = canonical_name(embedding or cfg.embedding)
     return ChromaAdrIndex(
-        Path(store_dir),
-        "adrs",
+        store,
+        collection,
         embedding=name,
         fusion=fusion_params(cfg, name),
         chunking=ChunkParams(target=cfg.chunk_target, maximum=max(cfg.chunk_max, cfg.chunk_target)),
         bm25=Bm25Params(k1=cfg.bm25_k1, b=cfg.bm25_b),
+        adr_dir=adr_dir,
     )
 
 

@@ -77,7 +77,9 @@ def call_prompt(
     """`validate` replaces the strict output_schema check (returns problems, [] when acceptable): for steps
     whose code repairs some violations itself, e.g. recall maps an unknown relevance to low."""
     request = build_request(prompt, variables, overrides)
-    log.info("prompt_loaded", extra={"prompt": prompt.name, "model": request.model, "source": str(prompt.folder)})
+    log.info(
+        "prompt_loaded", extra={"prompt": prompt.name, "model": request.model, "source": str(prompt.folder)}
+    )
     try:
         response = llm.complete(request)
     except LlmError as exc:

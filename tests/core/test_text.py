@@ -11,7 +11,10 @@ from app.core.text import contains_verbatim, is_japanese, normalize, normalize_f
         ("ＡＢＣ　１２３", ["abc", "123"]),  # full-width folds to ASCII (NFKC)
         ("盲点検出", ["盲点", "点検", "検出"]),  # overlapping CJK bigrams
         ("決", ["決"]),  # a lone CJK character stays a unigram
-        ("Redis をキャッシュに使う", ["redis", "をキ", "キャ", "ャッ", "ッシ", "シュ", "ュに", "に使", "使う"]),
+        (
+            "Redis をキャッシュに使う",
+            ["redis", "をキ", "キャ", "ャッ", "ッシ", "シュ", "ュに", "に使", "使う"],
+        ),
         ("ADR-0071: 再定義", ["adr", "0071", "再定", "定義"]),
         ("ﾊﾝｶｸ", ["ハン", "ンカ", "カク"]),  # half-width katakana -> full-width
         ("", []),
@@ -28,7 +31,11 @@ def test_tokenize(text: str, expected: list[str]) -> None:
         ("We chose\n  Kafka   for order events.", "chose Kafka for", True),  # line break + run of spaces
         ("We chose Kafka.", "chose kafka", False),  # case is kept: a quote is a quote
         ("ＡＰＩ を使う", "API を使う", True),  # full-width vs half-width
-        ("ガイドラインに従う", "\u30ab\u3099イドライン", True),  # decomposed kana (カ + combining dakuten) composes under NFKC
+        (
+            "ガイドラインに従う",
+            "\u30ab\u3099イドライン",
+            True,
+        ),  # decomposed kana (カ + combining dakuten) composes under NFKC
         ("盲点検出\nエンジン", "盲点検出エンジン", True),  # a Japanese line wrap
         ("text", "", False),
         ("zero\u200bwidth", "zerowidth", True),
@@ -45,7 +52,12 @@ def test_normalize_folds_case_width_and_space() -> None:
 
 @pytest.mark.parametrize(
     ("text", "expected"),
-    [("認証方式を OAuth 2.0 に統一する", True), ("Use OAuth 2.0 everywhere", False), ("", False), ("123", False)],
+    [
+        ("認証方式を OAuth 2.0 に統一する", True),
+        ("Use OAuth 2.0 everywhere", False),
+        ("", False),
+        ("123", False),
+    ],
 )
 def test_is_japanese(text: str, expected: bool) -> None:
     assert is_japanese(text) is expected
