@@ -31,7 +31,7 @@ from typing import Any, TextIO
 from app.adapters.remote_folder import BlobCache, load_remote_folder
 from app.config import REPO_CONFIG_PATH, PromptOverride, RepoConfig, RepoConfigError, parse_repo_config
 from app.core.adr import Adr
-from app.core.results import RetrievalResult, Review
+from app.core.results import Review
 from app.core.triggers import (
     CommentEvent,
     Decision,
@@ -46,6 +46,7 @@ from app.core.triggers import (
     select_adrs,
 )
 from app.pipeline.ports import AdrIndex, GitHubError, GitHubPort, LlmPort, PullRequestInfo, SyncReport
+from app.pipeline.retrieval import UnavailableIndex
 
 log = logging.getLogger("adr-review.action")
 
@@ -606,30 +607,9 @@ def _folder_index(ctx: Context, ref: str, adr_dir: str, blobs: DiskBlobCache) ->
         log.exception("index unavailable")
         reason = f"the ADR index could not be built ({type(exc).__name__}: {exc})"
         ctx.reporter.annotate("warning", f"{adr_dir or '/'}: {reason}")
-        return folder, BrokenIndex(reason)
+        return folder, UnavailableIndex(reason)
     ctx.reporter.line(_sync_line(adr_dir, ref, report, blobs))
     return folder, index
-
-
-class BrokenIndex:
-    """Stands in for an index that could not be opened or synced: every search raises, which recall
-    records as a retrieval error and the comment shows, instead of the whole run failing."""
-
-    def __init__(self, reason: str) -> None:
-        self.reason = reason
-
-    def sync(self, adrs: Sequence[Adr]) -> SyncReport:
-        return SyncReport(0, 0, 0, 0, (self.reason,), 0.0, "unavailable")
-
-    def search(
-        self,
-        query: str,
-        *,
-        top_n: int = 20,
-        exclude_paths: frozenset[str] = frozenset(),
-        pool: frozenset[str] | None = None,
-    ) -> RetrievalResult:
-        raise RuntimeError(self.reason)
 
 
 def index_dir(cache: Path, repo: str, adr_dir: str) -> Path:

@@ -10,7 +10,7 @@ fast.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -20,6 +20,7 @@ from app.core.adr import Adr, AdrParseError
 from app.core.chunking import ChunkParams
 from app.core.fusion import FusionParams
 from app.core.lexical import Bm25Params
+from app.core.results import RetrievalResult
 from app.pipeline.ports import SyncReport
 
 if TYPE_CHECKING:
@@ -194,3 +195,23 @@ def _parser_version() -> str:
     for module in (adr, adr_files, text):
         h.update(Path(str(module.__file__)).read_bytes())
     return h.hexdigest()[:16]
+
+
+class UnavailableIndex:
+    """Stands in for an index that could not be opened: recall reports the reason instead of crashing."""
+
+    def __init__(self, reason: str) -> None:
+        self.reason = reason
+
+    def sync(self, adrs: Sequence[Adr]) -> SyncReport:
+        return SyncReport(0, 0, 0, 0, (self.reason,), 0.0, "unavailable")
+
+    def search(
+        self,
+        query: str,
+        *,
+        top_n: int = 20,
+        exclude_paths: frozenset[str] = frozenset(),
+        pool: frozenset[str] | None = None,
+    ) -> RetrievalResult:
+        raise RuntimeError(self.reason)

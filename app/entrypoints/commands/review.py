@@ -23,8 +23,7 @@ if TYPE_CHECKING:
 
     from app.config import RepoConfig, Settings
     from app.core.adr import Adr, AdrParseError
-    from app.core.results import RetrievalResult
-    from app.pipeline.ports import AdrIndex, CheckpointStore, SyncReport
+    from app.pipeline.ports import AdrIndex, CheckpointStore
 
 PROG = "adr-review review"
 
@@ -145,7 +144,7 @@ def _index(
     cannot be opened, an index whose searches fail, so recall degrades (and says so) instead of the
     whole review failing."""
     from app.adapters.adr_files import load_adr_folder
-    from app.pipeline.retrieval import ensure_synced, open_index_for
+    from app.pipeline.retrieval import UnavailableIndex, ensure_synced, open_index_for
 
     try:
         index = open_index_for(adr_dir, index_dir or settings.store_dir, config=config.retrieval)
@@ -154,7 +153,7 @@ def _index(
         logging.getLogger(__name__).warning("index_unavailable: %s: %s", type(exc).__name__, exc)
         folder, errors = load_adr_folder(adr_dir)
         _report_parse_errors(errors)
-        return _BrokenIndex(f"the ADR index could not be opened ({type(exc).__name__}: {exc})"), folder
+        return UnavailableIndex(f"the ADR index could not be opened ({type(exc).__name__}: {exc})"), folder
     _report_parse_errors(synced.parse_errors)
     return index, synced.adrs
 
@@ -162,21 +161,3 @@ def _index(
 def _report_parse_errors(errors: Sequence[AdrParseError]) -> None:
     for err in errors:
         print(f"{PROG}: skipped {err}", file=sys.stderr)
-
-
-class _BrokenIndex:
-    def __init__(self, reason: str) -> None:
-        self.reason = reason
-
-    def sync(self, adrs: Sequence[Adr]) -> SyncReport:
-        raise RuntimeError(self.reason)
-
-    def search(
-        self,
-        query: str,
-        *,
-        top_n: int = 20,
-        exclude_paths: frozenset[str] = frozenset(),
-        pool: frozenset[str] | None = None,
-    ) -> RetrievalResult:
-        raise RuntimeError(self.reason)
