@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
+import traceback
 from collections.abc import Sequence
 
 # name -> (module under app.entrypoints.commands, one-line help)
@@ -44,7 +46,32 @@ def main(argv: Sequence[str] | None = None) -> int:
     sub = argparse.ArgumentParser(prog=f"adr-review {name}", description=COMMANDS[name][1])
     module.configure(sub)
     args = sub.parse_args(rest)
-    return int(module.run(args) or 0)
+    try:
+        return int(module.run(args) or 0)
+    except KeyboardInterrupt:
+        print(f"adr-review {name}: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:  # `adr-review ... | head`: the reader left; say nothing more
+        _silence_stdout()
+        return 1
+    except Exception as exc:  # the last line of defence: one clear line, the traceback on demand
+        if os.environ.get("ADR_REVIEW_LOG_LEVEL", "").upper() == "DEBUG":
+            traceback.print_exc()
+        print(
+            f"adr-review {name}: internal error: {type(exc).__name__}: {exc} "
+            "(ADR_REVIEW_LOG_LEVEL=DEBUG shows the traceback)",
+            file=sys.stderr,
+        )
+        return 1
+
+
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null so the interpreter's final flush does not fail a second time."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):
+        pass  # a captured stdout (tests) has no file descriptor
 
 
 if __name__ == "__main__":

@@ -9,12 +9,16 @@ first file. Real corpora need this: Kuma reused numbers 095, 096, 100 and 103.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
+import json
 import re
 import string
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 from app.core.adr import Adr, AdrParseError, canonical_id_key, parse_adr
+from app.core.serde import SerdeError, from_dict, to_dict
 
 DEFAULT_PATTERNS = ("**/*.md", "**/*.markdown")
 
@@ -103,3 +107,69 @@ def _next_free(adr_id: str, taken: set[str]) -> str:
     while canonical_id_key(f"{adr_id}-x{n}") in taken:
         n += 1
     return f"{adr_id}-x{n}"
+
+
+def load_adr_folder_cached(
+    root: Path, cache_file: Path | None = None
+) -> tuple[list[Adr], list[AdrParseError]]:
+    """`load_adr_folder`, reusing earlier parses of unchanged files (same bytes, same parser): the
+    parses are kept in `cache_file` (JSON, beside the index) by content hash."""
+    if cache_file is None or not root.is_dir():
+        return load_adr_folder(root)
+    version = _parser_version()
+    cached: dict[str, Any] = {}
+    try:
+        raw = json.loads(cache_file.read_text(encoding="utf-8"))
+        if raw.get("parser") == version:
+            cached = raw.get("files", {})
+    except (OSError, ValueError, AttributeError):
+        cached = {}
+    adrs: list[Adr] = []
+    errors: list[AdrParseError] = []
+    fresh: dict[str, Any] = {}
+    for path, rel in list_adr_files(root):
+        try:
+            data = path.read_bytes()
+        except OSError:
+            data = None
+        digest = hashlib.sha256(data).hexdigest() if data is not None else ""
+        hit = cached.get(rel)
+        if data is not None and hit and hit.get("sha256") == digest:
+            try:
+                if "error" in hit:
+                    errors.append(AdrParseError(rel, str(hit["error"])))
+                else:
+                    adrs.append(from_dict(Adr, hit["adr"]))
+                fresh[rel] = hit
+                continue
+            except (SerdeError, KeyError, TypeError):
+                pass
+        try:
+            adr = read_adr_file(path, rel)
+            adrs.append(adr)
+            fresh[rel] = {"sha256": digest, "adr": to_dict(adr)}
+        except AdrParseError as exc:
+            errors.append(exc)
+            if digest:
+                fresh[rel] = {"sha256": digest, "error": exc.reason}
+    if fresh != cached:
+        try:
+            cache_file.parent.mkdir(parents=True, exist_ok=True)
+            tmp = cache_file.with_suffix(".tmp")
+            tmp.write_text(
+                json.dumps({"parser": version, "files": fresh}, ensure_ascii=False), encoding="utf-8"
+            )
+            tmp.replace(cache_file)
+        except OSError:
+            pass  # a cache that cannot be written only costs time
+    return dedupe_ids(adrs), errors
+
+
+def _parser_version() -> str:
+    """Hash of the parser's source: any change to parsing invalidates the cache."""
+    from app.core import adr, text
+
+    h = hashlib.sha256()
+    for source in (adr.__file__, __file__, text.__file__):
+        h.update(Path(str(source)).read_bytes())
+    return h.hexdigest()[:16]

@@ -143,8 +143,18 @@ class HashedNgramEmbedder:
 # --- Chroma embedding functions -------------------------------------------------------------------------
 
 
+class _NormalisedEmbeddingFunction(EmbeddingFunction[Documents]):
+    """Both functions below return unit vectors, so a collection defaults to cosine distance."""
+
+    def default_space(self) -> Space:
+        return "cosine"
+
+    def supported_spaces(self) -> list[Space]:
+        return ["cosine", "ip", "l2"]
+
+
 @register_embedding_function
-class OfflineHashEmbeddingFunction(EmbeddingFunction[Documents]):
+class OfflineHashEmbeddingFunction(_NormalisedEmbeddingFunction):
     """Chroma wrapper of HashedNgramEmbedder (name + config so a collection reopens without warnings)."""
 
     def __init__(self, **config: Any) -> None:
@@ -156,12 +166,6 @@ class OfflineHashEmbeddingFunction(EmbeddingFunction[Documents]):
     @staticmethod
     def name() -> str:
         return "adr_review_offline_hash"
-
-    def default_space(self) -> Space:
-        return "cosine"
-
-    def supported_spaces(self) -> list[Space]:
-        return ["cosine", "ip", "l2"]
 
     @staticmethod
     def build_from_config(config: dict[str, Any]) -> OfflineHashEmbeddingFunction:
@@ -175,7 +179,7 @@ class OfflineHashEmbeddingFunction(EmbeddingFunction[Documents]):
 
 
 @register_embedding_function
-class SentenceTransformersEmbeddingFunction(EmbeddingFunction[Documents]):
+class SentenceTransformersEmbeddingFunction(_NormalisedEmbeddingFunction):
     """sentence-transformers model by name or local path; loaded on first use, normalised outputs."""
 
     _models: dict[str, Any] = {}
@@ -207,12 +211,6 @@ class SentenceTransformersEmbeddingFunction(EmbeddingFunction[Documents]):
     @staticmethod
     def name() -> str:
         return "adr_review_sentence_transformers"
-
-    def default_space(self) -> Space:
-        return "cosine"
-
-    def supported_spaces(self) -> list[Space]:
-        return ["cosine", "ip", "l2"]
 
     @staticmethod
     def build_from_config(config: dict[str, Any]) -> SentenceTransformersEmbeddingFunction:

@@ -41,7 +41,7 @@ from app.core.fusion import DocScores, FusionParams, Ranking, empty_result, fuse
 from app.core.lexical import Bm25Params, LexicalIndex
 from app.core.results import RetrievalResult
 from app.core.text import tokenize
-from app.pipeline.ports import SyncReport
+from app.pipeline.ports import IndexStoreError, SyncReport
 
 log = logging.getLogger("adr_review.index")
 
@@ -68,6 +68,43 @@ def chroma_client(store_dir: Path) -> Any:
         path=str(Path(store_dir) / "chroma"),
         settings=ChromaSettings(anonymized_telemetry=False, allow_reset=False),
     )
+
+
+# SQLite's words for a damaged file: Chroma cannot open the store at all, so it is rebuilt.
+_CORRUPT = ("file is not a database", "database disk image is malformed", "malformed database schema")
+
+
+def open_chroma_client(store_dir: Path) -> tuple[Any, str | None]:
+    """`chroma_client`, surviving a damaged store: the index is a cache of the ADR folder, so a store
+    SQLite cannot read is moved aside (kept, not deleted) and rebuilt. Returns (client, note) where the
+    note says what was recovered; any other failure is an IndexStoreError naming the folder."""
+    path = Path(store_dir) / "chroma"
+    try:
+        return chroma_client(store_dir), None
+    except Exception as exc:  # Chroma raises its own InternalError (Rust) for OS and SQLite errors
+        _forget_client(path)
+        if not (path.is_dir() and any(word in str(exc).lower() for word in _CORRUPT)):
+            raise IndexStoreError(f"cannot open the index store {path}: {exc}") from exc
+        aside = path.with_name(f"chroma.corrupt-{time.strftime('%Y%m%d-%H%M%S')}")
+        try:
+            path.rename(aside)
+            client = chroma_client(store_dir)
+        except Exception as again:
+            _forget_client(path)
+            raise IndexStoreError(
+                f"the index store {path} is corrupt ({exc}) and cannot be rebuilt: {again}"
+            ) from again
+        note = f"the index store {path} was corrupt ({exc}); moved it to {aside.name} and rebuilt the index"
+    log.warning("%s", note)
+    return client, note
+
+
+def _forget_client(path: Path) -> None:
+    """Chroma caches a client's system per path even when starting it failed; drop that entry so
+    the next open starts afresh instead of reusing a system that never started."""
+    from chromadb.api.shared_system_client import SharedSystemClient
+
+    SharedSystemClient._identifier_to_system.pop(str(path), None)
 
 
 @dataclass
@@ -101,7 +138,7 @@ class ChromaAdrIndex:
         self.adr_dir = adr_dir
         self._ef = make_embedding_function(embedding)
         self.embedding = label_of(self._ef)
-        self._client = chroma_client(self.store_dir)
+        self._client, self.store_note = open_chroma_client(self.store_dir)  # the note is logged
         self._collection: Any = None
         self._adrs: list[Adr] = []
         self._by_path: dict[str, int] = {}

@@ -129,10 +129,6 @@ def recall_to_dict(result: RecallResult) -> dict[str, Any]:
     return typing.cast(dict[str, Any], to_dict(result))
 
 
-def recall_from_dict(data: Mapping[str, Any]) -> RecallResult:
-    return from_dict(RecallResult, data)
-
-
 def blindspots_to_dict(result: BlindSpotResult) -> dict[str, Any]:
     return typing.cast(dict[str, Any], to_dict(result))
 

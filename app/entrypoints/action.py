@@ -471,7 +471,7 @@ def _finish(reporter: Reporter, summary: str) -> None:
 
 def _review_pr(ctx: Context, event: PullRequestEvent | CommentEvent, decision: Decision) -> None:
     from app.adapters.adr_files import is_adr_candidate
-    from app.adapters.store import SqliteStore
+    from app.adapters.store import MemoryStore, SqliteStore, StoreError
     from app.core.render import render_step_summary
     from app.pipeline.review import ReviewTarget
 
@@ -504,7 +504,11 @@ def _review_pr(ctx: Context, event: PullRequestEvent | CommentEvent, decision: D
     cache = ctx.inputs.cache_dir
     _prepare_cache(cache)
     llm = None if decision.read_only else ctx.llm_factory(ctx.inputs.anthropic_api_key, ctx.config)
-    store = SqliteStore(cache / "checkpoints.sqlite3")
+    try:
+        store: Any = SqliteStore(cache / "checkpoints.sqlite3")
+    except StoreError as exc:  # checkpoints only save re-runs' work: review without them
+        ctx.reporter.annotate("warning", f"{exc}; this run's stages are not checkpointed")
+        store = MemoryStore()
     blobs = DiskBlobCache(cache / "blobs")
     link_base = f"{ctx.runner.server_url}/{repo}/blob/{pr.base_sha}"
     folders: dict[str, tuple[list[Adr], AdrIndex]] = {}
@@ -529,7 +533,8 @@ def _review_pr(ctx: Context, event: PullRequestEvent | CommentEvent, decision: D
             outcome = _review_one(ctx, target, llm, store, blobs, folders, pr, link_base, decision)
             ctx.outcomes.append(outcome)
     finally:
-        store.close()
+        if hasattr(store, "close"):
+            store.close()
     reviews = [o.review for o in ctx.outcomes if o.review is not None]
     _report(ctx, decision, reviews, render_step_summary, link_base)
 

@@ -81,6 +81,8 @@ def load_qrels(path: Path) -> list[Qrel]:
             continue
         try:
             raw = json.loads(line)
+            if not isinstance(raw, dict):
+                raise TypeError(f"a JSON object per line, not {type(raw).__name__}")
             pool = raw.get("pool")
             out.append(
                 Qrel(

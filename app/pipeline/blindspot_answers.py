@@ -52,18 +52,7 @@ class DevilsAdvocateAnswer(_Answer):
     counter_arguments: list[CounterArgument]
 
     def findings(self, limit: int = 5) -> tuple[Finding, ...]:
-        return tuple(
-            Finding(
-                source=("devils_advocate",),
-                title=c.title,
-                severity=c.severity,
-                actionability=c.actionability,
-                evidence=c.evidence,
-                suggested_action=c.suggested_action,
-                dedupe_group=c.dedupe_group,
-            )
-            for c in self.counter_arguments[:limit]
-        )
+        return tuple(_finding(c, ("devils_advocate",), c.severity) for c in self.counter_arguments[:limit])
 
 
 class PremortemScenario(_Answer):
@@ -89,16 +78,7 @@ class PremortemAnswer(_Answer):
 
     def findings(self, thresholds: dict[str, float] | None = None) -> tuple[Finding, ...]:
         return tuple(
-            Finding(
-                source=("premortem",),
-                title=s.title,
-                severity=severity_from_rpn(s.risk_priority, thresholds),
-                actionability=s.actionability,
-                evidence=s.evidence,
-                suggested_action=s.suggested_action,
-                dedupe_group=s.dedupe_group,
-                category=s.category,
-            )
+            _finding(s, ("premortem",), severity_from_rpn(s.risk_priority, thresholds), s.category)
             for s in self.scenarios
         )
 
@@ -127,18 +107,7 @@ class AdjacentDomainAnswer(_Answer):
     analogies: list[DomainAnalogy]
 
     def findings(self, limit: int = 3) -> tuple[Finding, ...]:
-        return tuple(
-            Finding(
-                source=("adjacent_domain",),
-                title=a.title,
-                severity=a.severity,
-                actionability=a.actionability,
-                evidence=a.evidence,
-                suggested_action=a.suggested_action,
-                dedupe_group=a.dedupe_group,
-            )
-            for a in self.analogies[:limit]
-        )
+        return tuple(_finding(a, ("adjacent_domain",), a.severity) for a in self.analogies[:limit])
 
 
 class JudgedFinding(_Answer):
@@ -155,15 +124,7 @@ class JudgedFinding(_Answer):
         """Critic names are mapped to node names; a name the Judge made up becomes "judge"."""
         names = [normalize_source(s) for s in self.source]
         sources = tuple(dict.fromkeys(n for n in names if n in allowed_sources)) or ("judge",)
-        return Finding(
-            source=sources,
-            title=self.title,
-            severity=self.severity,
-            actionability=self.actionability,
-            evidence=self.evidence,
-            suggested_action=self.suggested_action,
-            dedupe_group=self.dedupe_group,
-        )
+        return _finding(self, sources, self.severity)
 
 
 class Exclusion(_Answer):
@@ -176,3 +137,22 @@ class JudgeAnswer(_Answer):
     excluded: list[Exclusion] = Field(default_factory=list)
     total_count_by_severity: dict[str, int] = Field(default_factory=dict)
     self_assessment: Text = ""
+
+
+def _finding(
+    item: CounterArgument | PremortemScenario | DomainAnalogy | JudgedFinding,
+    source: tuple[str, ...],
+    severity: Severity,
+    category: str | None = None,
+) -> Finding:
+    """The fields every critic item and judged finding carry, as a core Finding."""
+    return Finding(
+        source=source,
+        title=item.title,
+        severity=severity,
+        actionability=item.actionability,
+        evidence=item.evidence,
+        suggested_action=item.suggested_action,
+        dedupe_group=item.dedupe_group,
+        category=category,
+    )

@@ -72,6 +72,11 @@ class AdrIndex(Protocol):
     ) -> RetrievalResult: ...
 
 
+class IndexStoreError(RuntimeError):
+    """The index's store folder cannot be used (not a folder, not writable, unreadable): the message
+    names the folder and the cause. A corrupt store is not this error: the adapter rebuilds it."""
+
+
 class StageMemo(Protocol):
     """Checkpointing seen from a stage: return the stored JSON result of `stage`, or compute, store, return it.
 

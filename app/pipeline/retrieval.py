@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from app.config import RetrievalConfig
 from app.core.adr import Adr, AdrParseError
@@ -109,7 +109,10 @@ def ensure_synced(index: ChromaAdrIndex, adr_dir: Path | str, progress: Progress
     Parsed ADRs are cached next to the index by content hash (and parser version), so a refresh only
     parses the files that changed.
     """
-    adrs, errors = load_folder(Path(adr_dir), index.store_dir / f"parsed-{index.collection_name}.json")
+    from app.adapters.adr_files import load_adr_folder_cached
+
+    cache = index.store_dir / f"parsed-{index.collection_name}.json"
+    adrs, errors = load_adr_folder_cached(Path(adr_dir), cache)
     report = index.sync(adrs, progress=progress)
     if errors:
         report = SyncReport(
@@ -123,78 +126,6 @@ def ensure_synced(index: ChromaAdrIndex, adr_dir: Path | str, progress: Progress
             rebuilt=report.rebuilt,
         )
     return Synced(report, adrs, errors)
-
-
-def load_folder(root: Path, cache_file: Path | None = None) -> tuple[list[Adr], list[AdrParseError]]:
-    """`load_adr_folder`, reusing earlier parses of unchanged files (same bytes, same parser)."""
-    import hashlib
-    import json
-
-    from app.adapters import adr_files
-    from app.core.serde import SerdeError, from_dict, to_dict
-
-    if cache_file is None or not root.is_dir():
-        return adr_files.load_adr_folder(root)
-    version = _parser_version()
-    cached: dict[str, Any] = {}
-    try:
-        raw = json.loads(cache_file.read_text(encoding="utf-8"))
-        if raw.get("parser") == version:
-            cached = raw.get("files", {})
-    except (OSError, ValueError, AttributeError):
-        cached = {}
-    adrs: list[Adr] = []
-    errors: list[AdrParseError] = []
-    fresh: dict[str, Any] = {}
-    for path, rel in adr_files.list_adr_files(root):
-        try:
-            data = path.read_bytes()
-        except OSError:
-            data = None
-        digest = hashlib.sha256(data).hexdigest() if data is not None else ""
-        hit = cached.get(rel)
-        if data is not None and hit and hit.get("sha256") == digest:
-            try:
-                if "error" in hit:
-                    errors.append(AdrParseError(rel, str(hit["error"])))
-                else:
-                    adrs.append(from_dict(Adr, hit["adr"]))
-                fresh[rel] = hit
-                continue
-            except (SerdeError, KeyError, TypeError):
-                pass
-        try:
-            adr = adr_files.read_adr_file(path, rel)
-            adrs.append(adr)
-            fresh[rel] = {"sha256": digest, "adr": to_dict(adr)}
-        except AdrParseError as exc:
-            errors.append(exc)
-            if digest:
-                fresh[rel] = {"sha256": digest, "error": exc.reason}
-    if fresh != cached:
-        try:
-            cache_file.parent.mkdir(parents=True, exist_ok=True)
-            tmp = cache_file.with_suffix(".tmp")
-            tmp.write_text(
-                json.dumps({"parser": version, "files": fresh}, ensure_ascii=False), encoding="utf-8"
-            )
-            tmp.replace(cache_file)
-        except OSError:
-            pass  # a cache that cannot be written only costs time
-    return adr_files.dedupe_ids(adrs), errors
-
-
-def _parser_version() -> str:
-    """Hash of the parser's source: any change to parsing invalidates the cache."""
-    import hashlib
-
-    from app.adapters import adr_files
-    from app.core import adr, text
-
-    h = hashlib.sha256()
-    for module in (adr, adr_files, text):
-        h.update(Path(str(module.__file__)).read_bytes())
-    return h.hexdigest()[:16]
 
 
 class UnavailableIndex:

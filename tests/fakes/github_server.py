@@ -42,21 +42,24 @@ import urllib.request
 import uuid
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from itertools import count
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
+
+from tests.fakes.http_server import JsonHandler, LocalServer, serve_until_interrupted
 
 
 def _now_iso(offset_s: float = 0.0) -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() + offset_s))
 
 
-class FakeGitHubServer:
+class FakeGitHubServer(LocalServer):
+    thread_name = "fake-github"
+
     def __init__(self, host: str = "127.0.0.1", port: int = 0, token_ttl_s: float = 3600.0) -> None:
-        self._host = host
-        self._port = port
+        super().__init__(host, port)
         self.token_ttl_s = token_ttl_s
         self.lock = threading.RLock()
         self.repos: dict[str, dict[str, Any]] = {}
@@ -67,38 +70,9 @@ class FakeGitHubServer:
         self.counters: Counter[str] = Counter()
         self.requests: list[tuple[str, str]] = []
         self._ids = count(1000)
-        self._httpd: ThreadingHTTPServer | None = None
-        self._thread: threading.Thread | None = None
 
-    # -- lifecycle ---------------------------------------------------------------------------------
-    def start(self) -> FakeGitHubServer:
-        self._httpd = ThreadingHTTPServer((self._host, self._port), _make_handler(self))
-        self._httpd.daemon_threads = True
-        self._thread = threading.Thread(target=self._httpd.serve_forever, name="fake-github", daemon=True)
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        if self._httpd is not None:
-            self._httpd.shutdown()
-            self._httpd.server_close()
-        if self._thread is not None:
-            self._thread.join(timeout=5)
-
-    def __enter__(self) -> FakeGitHubServer:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
-
-    @property
-    def port(self) -> int:
-        assert self._httpd is not None, "server not started"
-        return int(self._httpd.server_address[1])
-
-    @property
-    def base_url(self) -> str:
-        return f"http://{self._host}:{self.port}"
+    def handler(self) -> type[BaseHTTPRequestHandler]:
+        return _make_handler(self)
 
     # -- state -------------------------------------------------------------------------------------
     def seed(self, doc: Mapping[str, Any]) -> FakeGitHubServer:
@@ -302,36 +276,18 @@ class _NotFound(Exception):
 
 
 def _make_handler(gh: FakeGitHubServer) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-
-        def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
-            pass
-
+    class Handler(JsonHandler):
         def _send(self, status: int, payload: Any = None, headers: Mapping[str, str] | None = None) -> None:
             data = b"" if payload is None else json.dumps(payload).encode()
-            try:
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json; charset=utf-8")
-                self.send_header("Content-Length", str(len(data)))
-                for k, v in (headers or {}).items():
-                    self.send_header(k, v)
-                self.end_headers()
-                self.wfile.write(data)
-            except (BrokenPipeError, ConnectionResetError):
-                pass
-
-        def _body(self) -> Any:
-            length = int(self.headers.get("Content-Length") or 0)
-            raw = self.rfile.read(length) if length else b""
-            return json.loads(raw) if raw else {}
+            base = {"Content-Type": "application/json; charset=utf-8", "Content-Length": str(len(data))}
+            self.write_response(status, data, base, headers or {})
 
         def _dispatch(self, method: str) -> None:
             parts = urlsplit(self.path)
             path = unquote(parts.path)
             query = {k: v[0] for k, v in parse_qs(parts.query).items()}
             try:
-                body = self._body() if method in ("POST", "PATCH", "PUT") else {}
+                body = self.read_json() if method in ("POST", "PATCH", "PUT") else {}
             except ValueError:
                 self._send(400, {"message": "Problems parsing JSON"})
                 return
@@ -653,16 +609,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     server = FakeGitHubServer(args.host, args.port)
     if args.state:
         server.seed(json.loads(args.state.read_text(encoding="utf-8")))
-    server.start()
-    print(f"PORT {server.port}", flush=True)
-    try:
-        while True:
-            time.sleep(3600)
-    except KeyboardInterrupt:
-        pass
-    finally:
-        server.stop()
-    return 0
+    return serve_until_interrupted(server)
 
 
 if __name__ == "__main__":

@@ -36,10 +36,12 @@ import time
 from collections import Counter, deque
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from itertools import count
 from pathlib import Path
 from typing import Any
+
+from tests.fakes.http_server import JsonHandler, LocalServer, serve_until_interrupted
 
 PROMPT_HEADER = "x-adr-review-prompt"
 ANY = "*"
@@ -119,10 +121,12 @@ class Call:
 Responder = Callable[[dict[str, Any]], Reply]
 
 
-class FakeMessagesServer:
+class FakeMessagesServer(LocalServer):
+    thread_name = "fake-anthropic"
+    poll_interval = 0.05
+
     def __init__(self, host: str = "127.0.0.1", port: int = 0) -> None:
-        self._host = host
-        self._port = port
+        super().__init__(host, port)
         self._lock = threading.Lock()
         self._scripts: dict[str, deque[Reply]] = {}
         self._defaults: dict[str, Responder] = {"recall-pre-gate": recall_responder}
@@ -130,45 +134,14 @@ class FakeMessagesServer:
         self._seen_cache_blocks: set[str] = set()
         self._ids = count(1)
         self._stopping = threading.Event()
-        self._httpd: ThreadingHTTPServer | None = None
-        self._thread: threading.Thread | None = None
 
     # -- lifecycle ---------------------------------------------------------------------------------
-    def start(self) -> FakeMessagesServer:
-        handler = _make_handler(self)
-        self._httpd = ThreadingHTTPServer((self._host, self._port), handler)
-        self._httpd.daemon_threads = True
-        self._thread = threading.Thread(
-            target=self._httpd.serve_forever,
-            kwargs={"poll_interval": 0.05},
-            name="fake-anthropic",
-            daemon=True,
-        )
-        self._thread.start()
-        return self
+    def handler(self) -> type[BaseHTTPRequestHandler]:
+        return _make_handler(self)
 
     def stop(self) -> None:
         self._stopping.set()  # wakes handlers sleeping in a scripted delay
-        if self._httpd is not None:
-            self._httpd.shutdown()
-            self._httpd.server_close()
-        if self._thread is not None:
-            self._thread.join(timeout=5)
-
-    def __enter__(self) -> FakeMessagesServer:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
-
-    @property
-    def port(self) -> int:
-        assert self._httpd is not None, "server not started"
-        return int(self._httpd.server_address[1])
-
-    @property
-    def base_url(self) -> str:
-        return f"http://{self._host}:{self.port}"
+        super().stop()
 
     # -- scripting ---------------------------------------------------------------------------------
     def script(self, prompt: str, *replies: Reply) -> FakeMessagesServer:
@@ -289,30 +262,15 @@ class FakeMessagesServer:
 
 
 def _make_handler(server: FakeMessagesServer) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-
-        def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - silence stderr
-            pass
-
+    class Handler(JsonHandler):
         def _send(self, status: int, payload: Any, headers: Mapping[str, str] | None = None) -> None:
             data = payload if isinstance(payload, bytes) else json.dumps(payload, ensure_ascii=False).encode()
-            try:
-                self.send_response(status)
-                self.send_header("content-type", "application/json")
-                self.send_header("content-length", str(len(data)))
-                self.send_header("request-id", f"req_fake{next(server._ids)}")
-                for k, v in (headers or {}).items():
-                    self.send_header(k, v)
-                self.end_headers()
-                self.wfile.write(data)
-            except (BrokenPipeError, ConnectionResetError):
-                pass  # the client gave up (timeout test)
-
-        def _body(self) -> Any:
-            length = int(self.headers.get("content-length") or 0)
-            raw = self.rfile.read(length) if length else b""
-            return json.loads(raw or b"{}")
+            base = {
+                "content-type": "application/json",
+                "content-length": str(len(data)),
+                "request-id": f"req_fake{next(server._ids)}",
+            }
+            self.write_response(status, data, base, headers or {})
 
         def do_GET(self) -> None:  # noqa: N802
             if self.path.rstrip("/") == "/_calls":
@@ -331,7 +289,7 @@ def _make_handler(server: FakeMessagesServer) -> type[BaseHTTPRequestHandler]:
         def do_POST(self) -> None:  # noqa: N802
             path = self.path.split("?", 1)[0].rstrip("/")
             try:
-                body = self._body()
+                body = self.read_json()
             except ValueError:
                 self._send(400, _error(400, "request body is not JSON"))
                 return
@@ -488,16 +446,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     server = FakeMessagesServer(args.host, args.port)
     if args.responses:
         server.load_responses(json.loads(args.responses.read_text(encoding="utf-8")))
-    server.start()
-    print(f"PORT {server.port}", flush=True)
-    try:
-        while True:
-            time.sleep(3600)
-    except KeyboardInterrupt:
-        pass
-    finally:
-        server.stop()
-    return 0
+    return serve_until_interrupted(server)
 
 
 if __name__ == "__main__":

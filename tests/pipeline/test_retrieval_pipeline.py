@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 
 from app.adapters import adr_files
-from app.adapters.adr_files import load_adr_folder
+from app.adapters.adr_files import load_adr_folder, load_adr_folder_cached
 from app.config import RetrievalConfig
-from app.pipeline.retrieval import fusion_params, load_folder, open_index_for, qualify_cosine_for
+from app.pipeline.retrieval import fusion_params, open_index_for, qualify_cosine_for
 
 
 @pytest.fixture
@@ -28,7 +28,7 @@ def test_cached_load_equals_a_fresh_parse_and_parses_only_changed_files(
 ) -> None:
     cache = tmp_path / "store" / "parsed.json"
     expected = load_adr_folder(folder)
-    first = load_folder(folder, cache)
+    first = load_adr_folder_cached(folder, cache)
     assert first[0] == expected[0]
     assert [(e.path, e.reason) for e in first[1]] == [(e.path, e.reason) for e in expected[1]]
     assert cache.is_file()
@@ -41,12 +41,12 @@ def test_cached_load_equals_a_fresh_parse_and_parses_only_changed_files(
         return real(path, rel, **kw)  # type: ignore[arg-type]
 
     monkeypatch.setattr(adr_files, "read_adr_file", counting)
-    again = load_folder(folder, cache)
+    again = load_adr_folder_cached(folder, cache)
     assert parsed == [] and again[0] == expected[0]  # duplicate ids are still de-duplicated
     assert [e.path for e in again[1]] == ["0003-empty.md"]
 
     (folder / "0001-a.md").write_text("# 1. Use Kafka 3\n\n## Context\n\nEvents, upgraded.\n")
-    changed = load_folder(folder, cache)
+    changed = load_adr_folder_cached(folder, cache)
     assert parsed == ["0001-a.md"]
     assert {a.path: a.title for a in changed[0]}["0001-a.md"] == "Use Kafka 3"
 
@@ -54,7 +54,7 @@ def test_cached_load_equals_a_fresh_parse_and_parses_only_changed_files(
 def test_a_corrupt_cache_is_ignored(folder: Path, tmp_path: Path) -> None:
     cache = tmp_path / "parsed.json"
     cache.write_text("{not json")
-    assert load_folder(folder, cache)[0] == load_adr_folder(folder)[0]
+    assert load_adr_folder_cached(folder, cache)[0] == load_adr_folder(folder)[0]
 
 
 def test_configured_knobs_reach_the_index(folder: Path, tmp_path: Path) -> None:

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import argparse
 import sys
-import time
 from collections.abc import Sequence
 
 from tests.fakes.blindspot_answers import ad_answer, da_answer, judge_echo_answer, pm_answer
+from tests.fakes.http_server import serve_until_interrupted
 from tests.fakes.messages_server import FakeMessagesServer, Reply, request_text
 
 
@@ -31,16 +31,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=0)
     args = parser.parse_args(argv)
-    server = build(args.host, args.port).start()
-    print(f"PORT {server.port}", flush=True)
-    try:
-        while True:
-            time.sleep(3600)
-    except KeyboardInterrupt:
-        pass
-    finally:
-        server.stop()
-    return 0
+    return serve_until_interrupted(build(args.host, args.port))
 
 
 if __name__ == "__main__":

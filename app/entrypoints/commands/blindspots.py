@@ -63,7 +63,10 @@ def run(args: argparse.Namespace) -> int:
     try:
         config = parse_repo_config(args.config.read_bytes(), str(args.config)) if args.config else None
     except (OSError, RepoConfigError) as exc:
-        print(f"adr-review blind-spots: {exc}", file=sys.stderr)
+        from app.entrypoints.errors import error_text
+
+        where = "--config: " if isinstance(exc, OSError) else ""
+        print(f"adr-review blind-spots: {where}{error_text(exc)}", file=sys.stderr)
         return 2
     from app.config import RepoConfig
 

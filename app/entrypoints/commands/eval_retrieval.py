@@ -38,7 +38,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     setup_logging()
+    from app.entrypoints.errors import error_text
     from app.evals.retrieval import aggregate, evaluate_corpus, find_corpora, report_json
+    from app.pipeline.ports import IndexStoreError
 
     if not args.corpus.is_dir():
         print(f"{PROG}: {args.corpus}: not a folder", file=sys.stderr)
@@ -56,20 +58,28 @@ def run(args: argparse.Namespace) -> int:
         store = Path(args.store) if args.store else Path(tmp)
         reports: list[CorpusReport] = []
         languages: dict[str, str] = {}
+        failed: list[str] = []
         for corpus in corpora:
             try:
                 rep = evaluate_corpus(
                     corpus, qrels_path=args.qrels, store_dir=store, embedding=args.embedding, config=config
                 )
-            except (OSError, ValueError) as exc:
-                print(f"{PROG}: {corpus}: {exc}", file=sys.stderr)
-                return 2
+            except (OSError, ValueError, IndexStoreError) as exc:
+                # one unusable corpus of many is skipped (and fails the run), the others are scored
+                print(f"{PROG}: {corpus}: {error_text(exc)}", file=sys.stderr)
+                failed.append(corpus.name)
+                continue
             for err in rep.parse_errors:
                 print(f"{PROG}: {corpus.name}: warning: {err}", file=sys.stderr)
             for skip in rep.skipped:
                 print(f"{PROG}: {corpus.name}: skipped query {skip}", file=sys.stderr)
             languages[rep.name] = rep.language
             reports.append(rep)
+    if not reports:
+        return 2 if len(corpora) == 1 else 1
+    if failed:
+        print(f"{PROG}: not scored: {', '.join(failed)}", file=sys.stderr)
+    status = 1 if failed else 0
     by_language = {
         lang: aggregate([r for r in reports if languages[r.name] == lang])
         for lang in sorted(set(languages.values()))
@@ -81,7 +91,7 @@ def run(args: argparse.Namespace) -> int:
                 lang: {k: m.to_json() for k, m in metrics.items()} for lang, metrics in by_language.items()
             }
         print(json.dumps(payload, indent=2, ensure_ascii=False))
-        return 0
+        return status
     print(f"embedding: {reports[0].embedding}   (Recall@5 / Hit@5 / MRR, queries)")
     rows: list[tuple[str, dict[str, Metrics]]] = [
         (f"{r.name} [{languages[r.name]}]", r.metrics()) for r in reports
@@ -90,7 +100,7 @@ def run(args: argparse.Namespace) -> int:
         rows += [(f"ALL {lang}", m) for lang, m in by_language.items()]
         rows.append(("ALL", aggregate(reports)))
     print(_table(rows))
-    return 0
+    return status
 
 
 def _table(rows: list[tuple[str, dict[str, Metrics]]]) -> str:

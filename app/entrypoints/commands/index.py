@@ -59,13 +59,16 @@ def setup_logging() -> None:
 def retrieval_config(args: argparse.Namespace) -> RetrievalConfig:
     """--config's `retrieval:` section (defaults without one). Raises ValueError with a clear message."""
     from app.config import RepoConfigError, RetrievalConfig, parse_repo_config
+    from app.entrypoints.errors import error_text
 
     path: Path | None = getattr(args, "config", None)
     if path is None:
         return RetrievalConfig()
     try:
         return parse_repo_config(path.read_bytes(), str(path)).retrieval
-    except (OSError, RepoConfigError) as exc:
+    except OSError as exc:
+        raise ValueError(f"--config: {error_text(exc)}") from exc
+    except RepoConfigError as exc:
         raise ValueError(str(exc)) from exc
 
 
@@ -118,6 +121,8 @@ def run(args: argparse.Namespace) -> int:
     if not args.adr_dir.is_dir():
         print(f"{PROG}: {args.adr_dir}: not a folder", file=sys.stderr)
         return 2
+    from app.pipeline.ports import IndexStoreError
+
     try:
         config = retrieval_config(args)
         from app.pipeline.retrieval import ensure_synced, open_index_for
@@ -127,6 +132,9 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as exc:
         print(f"{PROG}: {exc}", file=sys.stderr)
         return 2
+    except IndexStoreError as exc:
+        print(f"{PROG}: {exc}", file=sys.stderr)
+        return 1
     synced = ensure_synced(index, args.adr_dir, progress=progress_reporter("index"))
     elapsed = time.perf_counter() - start
     report = synced.report

@@ -131,13 +131,6 @@ def proposal_from_file(path: Path, adr_dir: Path) -> tuple[Adr, frozenset[str]]:
     return parse_adr(rel, path.read_bytes()), exclude
 
 
-def query_for(proposal: Adr) -> str:
-    """The recall query (title + context + decision + options); the whole text when those are missing."""
-    from app.pipeline.recall import recall_query
-
-    return recall_query(proposal)
-
-
 def run(args: argparse.Namespace) -> int:
     setup_logging()
     if not args.adr_dir.is_dir():
@@ -147,6 +140,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"{PROG}: --top must be >= 1", file=sys.stderr)
         return 2
     from app.core.adr import AdrParseError
+    from app.entrypoints.errors import error_text
 
     try:
         config = retrieval_config(args)
@@ -156,8 +150,9 @@ def run(args: argparse.Namespace) -> int:
         else:
             proposal = _proposal_from_text(args.text)
     except (OSError, ValueError, AdrParseError) as exc:
-        print(f"{PROG}: {exc}", file=sys.stderr)
+        print(f"{PROG}: {error_text(exc)}", file=sys.stderr)
         return 2
+    from app.pipeline.ports import IndexStoreError
     from app.pipeline.retrieval import ensure_synced, open_index_for
 
     try:
@@ -165,6 +160,9 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as exc:
         print(f"{PROG}: {exc}", file=sys.stderr)
         return 2
+    except IndexStoreError as exc:
+        print(f"{PROG}: {exc}", file=sys.stderr)
+        return 1
     synced = ensure_synced(index, args.adr_dir, progress=progress_reporter("index"))
     for err in synced.report.errors:
         print(f"{PROG}: warning: {err}", file=sys.stderr)
@@ -219,6 +217,8 @@ def _repo_config(args: argparse.Namespace, retrieval: RetrievalConfig) -> RepoCo
 def _proposal_from_text(text: str) -> Adr:
     from app.core.adr import parse_adr
 
+    if not text.strip():
+        raise ValueError("--text is empty: give the proposal's text, or --file")
     return parse_adr("(text)", text.encode("utf-8"))
 
 

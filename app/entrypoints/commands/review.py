@@ -65,7 +65,8 @@ def run(args: argparse.Namespace) -> int:
     file: Path = args.file
     adr_dir: Path = args.adr_dir or file.parent
     if not file.is_file():
-        print(f"{PROG}: {file}: no such file", file=sys.stderr)
+        what = "a folder, not a file" if file.is_dir() else "no such file"
+        print(f"{PROG}: {file}: {what}", file=sys.stderr)
         return 2
     if not adr_dir.is_dir():
         print(f"{PROG}: {adr_dir}: not a folder", file=sys.stderr)
@@ -73,7 +74,9 @@ def run(args: argparse.Namespace) -> int:
     try:
         config = parse_repo_config(args.config.read_bytes(), str(args.config)) if args.config else None
     except (OSError, RepoConfigError) as exc:
-        print(f"{PROG}: {exc}", file=sys.stderr)
+        from app.entrypoints.errors import error_text
+
+        print(f"{PROG}: {'--config: ' if isinstance(exc, OSError) else ''}{error_text(exc)}", file=sys.stderr)
         return 2
     from app.config import RepoConfig
 
@@ -109,6 +112,8 @@ def run(args: argparse.Namespace) -> int:
         repo="", pr=None, head_sha="", base_sha="", adr_path=_display_path(file), content=file.read_bytes()
     )
     review = review_adr(target, deps)
+    if review.error:
+        print(f"{PROG}: {file}: {review.error}", file=sys.stderr)
     comment = render_comment(review, link_base=deps.link_base)
     if args.format == "json":
         out = {"review": review_to_dict(review, compact=True), "comment": comment}
@@ -132,9 +137,13 @@ def _store(path: Path | None) -> CheckpointStore:
         from app.adapters.store import MemoryStore
 
         return MemoryStore()
-    from app.adapters.store import SqliteStore
+    from app.adapters.store import MemoryStore, SqliteStore, StoreError
 
-    return SqliteStore(path)
+    try:
+        return SqliteStore(path)
+    except StoreError as exc:  # checkpoints save a re-run's work; without them this run still goes on
+        print(f"{PROG}: warning: {exc}; this run's stages are not saved", file=sys.stderr)
+        return MemoryStore()
 
 
 def _index(
