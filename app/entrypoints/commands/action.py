@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import argparse
-import logging
 import os
-import sys
+
+from app.entrypoints.commands.common import setup_logging
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -17,11 +17,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    logging.basicConfig(
-        level=os.environ.get("ADR_REVIEW_LOG_LEVEL", "INFO").upper(),
-        stream=sys.stderr,
-        format="%(levelname)s %(name)s: %(message)s",
-    )
+    setup_logging("INFO")
     from app.entrypoints.action import run_action
 
     return run_action(os.environ, dry_run=bool(args.dry_run))

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import logging
-import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from app.entrypoints.commands.common import repo_config, setup_logging
 
 if TYPE_CHECKING:
     from app.config import RepoConfig, Settings
@@ -49,28 +49,18 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    logging.basicConfig(
-        level=os.environ.get("ADR_REVIEW_LOG_LEVEL", "WARNING").upper(),
-        stream=sys.stderr,
-        format="%(levelname)s %(name)s: %(message)s",
-    )
-    from app.config import RepoConfigError, Settings, parse_repo_config
+    setup_logging()
+    from app.config import Settings
 
     settings = Settings()
     if not settings.anthropic_api_key:
         print(NO_KEY_MESSAGE, file=sys.stderr)
         return 2
     try:
-        config = parse_repo_config(args.config.read_bytes(), str(args.config)) if args.config else None
-    except (OSError, RepoConfigError) as exc:
-        from app.entrypoints.errors import error_text
-
-        where = "--config: " if isinstance(exc, OSError) else ""
-        print(f"adr-review blind-spots: {where}{error_text(exc)}", file=sys.stderr)
+        config = repo_config(args.config)
+    except ValueError as exc:
+        print(f"adr-review blind-spots: {exc}", file=sys.stderr)
         return 2
-    from app.config import RepoConfig
-
-    config = config or RepoConfig()
     updates: dict[str, Any] = {}
     if args.adjacent_domain:
         updates["adjacent_domain"] = True

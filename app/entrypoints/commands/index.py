@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import logging
-import os
 import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
+
+from app.entrypoints.commands.common import repo_config, setup_logging
 
 if TYPE_CHECKING:
     from app.config import RetrievalConfig
@@ -48,28 +48,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print the sync report as JSON")
 
 
-def setup_logging() -> None:
-    logging.basicConfig(
-        level=os.environ.get("ADR_REVIEW_LOG_LEVEL", "WARNING").upper(),
-        stream=sys.stderr,
-        format="%(levelname)s %(name)s: %(message)s",
-    )
-
-
 def retrieval_config(args: argparse.Namespace) -> RetrievalConfig:
     """--config's `retrieval:` section (defaults without one). Raises ValueError with a clear message."""
-    from app.config import RepoConfigError, RetrievalConfig, parse_repo_config
-    from app.entrypoints.errors import error_text
-
-    path: Path | None = getattr(args, "config", None)
-    if path is None:
-        return RetrievalConfig()
-    try:
-        return parse_repo_config(path.read_bytes(), str(path)).retrieval
-    except OSError as exc:
-        raise ValueError(f"--config: {error_text(exc)}") from exc
-    except RepoConfigError as exc:
-        raise ValueError(str(exc)) from exc
+    return repo_config(getattr(args, "config", None)).retrieval
 
 
 def store_dir(args: argparse.Namespace, config: RetrievalConfig) -> Path:

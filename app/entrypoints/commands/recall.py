@@ -203,15 +203,9 @@ def run(args: argparse.Namespace) -> int:
 
 def _repo_config(args: argparse.Namespace, retrieval: RetrievalConfig) -> RepoConfig:
     """--config as a whole (recall and llm sections too), with the effective retrieval section."""
-    from app.config import RepoConfig, RepoConfigError, parse_repo_config
+    from app.entrypoints.commands.common import repo_config
 
-    repo = RepoConfig()
-    if getattr(args, "config", None) is not None:
-        try:
-            repo = parse_repo_config(args.config.read_bytes(), str(args.config))
-        except RepoConfigError as exc:
-            raise ValueError(str(exc)) from exc
-    return repo.model_copy(update={"retrieval": retrieval})
+    return repo_config(getattr(args, "config", None)).model_copy(update={"retrieval": retrieval})
 
 
 def _proposal_from_text(text: str) -> Adr:

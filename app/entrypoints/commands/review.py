@@ -13,10 +13,11 @@ from __future__ import annotations
 import argparse
 import json
 import logging
-import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
+
+from app.entrypoints.commands.common import repo_config, setup_logging
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -55,12 +56,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    logging.basicConfig(
-        level=os.environ.get("ADR_REVIEW_LOG_LEVEL", "WARNING").upper(),
-        stream=sys.stderr,
-        format="%(levelname)s %(name)s: %(message)s",
-    )
-    from app.config import RepoConfigError, Settings, parse_repo_config
+    setup_logging()
+    from app.config import Settings
 
     file: Path = args.file
     adr_dir: Path = args.adr_dir or file.parent
@@ -72,15 +69,10 @@ def run(args: argparse.Namespace) -> int:
         print(f"{PROG}: {adr_dir}: not a folder", file=sys.stderr)
         return 2
     try:
-        config = parse_repo_config(args.config.read_bytes(), str(args.config)) if args.config else None
-    except (OSError, RepoConfigError) as exc:
-        from app.entrypoints.errors import error_text
-
-        print(f"{PROG}: {'--config: ' if isinstance(exc, OSError) else ''}{error_text(exc)}", file=sys.stderr)
+        config = repo_config(args.config)
+    except ValueError as exc:
+        print(f"{PROG}: {exc}", file=sys.stderr)
         return 2
-    from app.config import RepoConfig
-
-    config = config or RepoConfig()
     if args.language:
         config = config.model_copy(update={"language": args.language})
     settings = Settings()
