@@ -104,7 +104,9 @@ def _forget_client(path: Path) -> None:
     the next open starts afresh instead of reusing a system that never started."""
     from chromadb.api.shared_system_client import SharedSystemClient
 
-    SharedSystemClient._identifier_to_system.pop(str(path), None)
+    cache = getattr(SharedSystemClient, "_identifier_to_system", None)  # private: guard against its removal
+    if isinstance(cache, dict):
+        cache.pop(str(path), None)
 
 
 @dataclass
