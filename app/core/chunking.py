@@ -64,16 +64,7 @@ def _sections(text: str) -> list[str]:
 def _split_long(section: str, target: int, maximum: int) -> list[str]:
     if len(section) <= maximum:
         return [section]
-    out: list[str] = []
-    buf = ""
-    for para in _units(section, maximum):
-        if buf and len(buf) + 2 + len(para) > target:
-            out.append(buf)
-            buf = ""
-        buf = f"{buf}\n\n{para}" if buf else para
-    if buf:
-        out.append(buf)
-    return out
+    return _pack(_units(section, maximum), target)
 
 
 def _units(section: str, maximum: int) -> list[str]:
