@@ -1,4 +1,6 @@
-"""Prompt folders: prompts/<name>/{prompt.md, output_schema.json, meta.yaml}.
+"""Prompt folders: prompts/<name>/{prompt.md, output_schema.json, meta.yaml}, and the PromptLibrary
+over them (app/pipeline/ports.py): every prompt and the constitution loaded once, the files hashed
+once, so a review reads no prompt file after the first use.
 
 prompt.md is a Jinja template in up to three parts, each opened by a marker line:
 `<!-- system -->`, optionally `<!-- cacheable -->` (a long stable block sent with cache_control),
@@ -9,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,6 +19,8 @@ from typing import Any
 
 import jinja2
 import yaml
+
+from app.core.perspectives import ConstitutionError, Perspective, parse_constitution
 
 PROMPTS_DIR = Path(__file__).resolve().parent.parent / "prompts"
 _MARKERS = {"<!-- system -->": "system", "<!-- cacheable -->": "cacheable", "<!-- user -->": "user"}
@@ -63,14 +68,11 @@ class Prompt:
             user=rendered["user"],
         )
 
+    digest: str = ""  # hash of the prompt's three files, taken when they were read
+
     def files_hash(self) -> str:
-        """Hash of the prompt's files: part of a run key, so a prompt change invalidates checkpoints."""
-        h = hashlib.sha256()
-        for fname in ("prompt.md", "output_schema.json", "meta.yaml"):
-            p = self.folder / fname
-            h.update(fname.encode())
-            h.update(p.read_bytes() if p.exists() else b"")
-        return h.hexdigest()[:16]
+        """Hash of the prompt's files: part of a request's record, so a prompt change is visible."""
+        return self.digest
 
 
 def _split_parts(source: str, name: str) -> dict[str, str]:
@@ -94,6 +96,10 @@ def load_prompt(name: str, prompts_dir: Path | None = None) -> Prompt:
         source = (folder / "prompt.md").read_text(encoding="utf-8")
         schema = json.loads((folder / "output_schema.json").read_text(encoding="utf-8"))
         meta_raw = yaml.safe_load((folder / "meta.yaml").read_text(encoding="utf-8")) or {}
+        h = hashlib.sha256()
+        for fname in ("prompt.md", "output_schema.json", "meta.yaml"):
+            h.update(fname.encode())
+            h.update((folder / fname).read_bytes())
     except (OSError, ValueError, yaml.YAMLError) as exc:
         raise PromptError(f"prompt {name!r} in {folder}: {exc}") from exc
     _split_parts(source, name)
@@ -107,4 +113,70 @@ def load_prompt(name: str, prompts_dir: Path | None = None) -> Prompt:
         )
     except (KeyError, TypeError, ValueError) as exc:
         raise PromptError(f"prompt {name!r}: bad meta.yaml: {exc}") from exc
-    return Prompt(name=name, source=source, schema=schema, meta=meta, folder=folder)
+    return Prompt(
+        name=name, source=source, schema=schema, meta=meta, folder=folder, digest=h.hexdigest()[:16]
+    )
+
+
+CONSTITUTION_FILE = "constitution.yaml"
+
+
+def prompts_hash(root: Path) -> str:
+    """Hash of every prompt file that can change a stage's result (golden cases excluded)."""
+    h = hashlib.sha256()
+    if root.is_dir():
+        for p in sorted(root.rglob("*")):
+            rel = p.relative_to(root).as_posix()
+            if not p.is_file() or "/golden/" in f"/{rel}" or any(part.startswith(".") for part in p.parts):
+                continue
+            h.update(rel.encode())
+            h.update(b"\0")
+            h.update(p.read_bytes())
+            h.update(b"\0")
+    return h.hexdigest()[:16]
+
+
+class PromptFiles:
+    """The PromptLibrary of one prompts folder. A load that fails is not cached (it raises again)."""
+
+    def __init__(self, root: Path | None = None) -> None:
+        self.root = root or PROMPTS_DIR
+        self._lock = threading.Lock()
+        self._prompts: dict[str, Prompt] = {}
+        self._constitution: tuple[Perspective, ...] | None = None
+        self._hash: str | None = None
+
+    @property
+    def hash(self) -> str:
+        with self._lock:
+            if self._hash is None:
+                self._hash = prompts_hash(self.root)
+            return self._hash
+
+    def prompt(self, name: str) -> Prompt:
+        with self._lock:
+            if name not in self._prompts:
+                self._prompts[name] = load_prompt(name, self.root)
+            return self._prompts[name]
+
+    def constitution(self) -> tuple[Perspective, ...]:
+        with self._lock:
+            if self._constitution is None:
+                path = self.root / CONSTITUTION_FILE
+                try:
+                    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+                except (OSError, yaml.YAMLError) as exc:
+                    raise ConstitutionError(f"{path}: {exc}") from exc
+                self._constitution = parse_constitution(data)
+            return self._constitution
+
+
+_PACKAGED: PromptFiles | None = None
+
+
+def packaged() -> PromptFiles:
+    """The prompts shipped with the program, loaded once per process."""
+    global _PACKAGED
+    if _PACKAGED is None:
+        _PACKAGED = PromptFiles(PROMPTS_DIR)
+    return _PACKAGED

@@ -107,8 +107,8 @@ def quality(corpora_root: Path) -> list[bool]:
 
 
 def speed(corpora_root: Path) -> list[bool]:
+    from app.adapters.index_open import ensure_synced, open_index_for
     from app.evals.retrieval import find_corpora, load_qrels
-    from app.pipeline.retrieval import ensure_synced, open_index_for
 
     print(f"\n## Speed (this machine: {os.cpu_count() or 0} cores)")
     oks: list[bool] = []

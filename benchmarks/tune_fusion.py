@@ -27,10 +27,10 @@ from pathlib import Path
 from typing import Any
 
 from app.adapters.index import QueryScores
+from app.adapters.index_open import ensure_synced, fusion_params, open_index_for
 from app.config import RetrievalConfig
 from app.core.fusion import FusionParams, fuse, rank
 from app.evals.retrieval import find_corpora, load_qrels, metrics_of
-from app.pipeline.retrieval import ensure_synced, fusion_params, open_index_for
 
 JA = {"kompiro__karasu"}
 # Swept in stages (weights, then the gate, then MMR), each keeping the choice of the previous one:

@@ -3,6 +3,8 @@
 import subprocess
 import sys
 
+import pytest
+
 from app.cli import COMMANDS, main
 
 
@@ -22,6 +24,7 @@ def test_unknown_command_is_an_error() -> None:
         raise AssertionError("expected SystemExit")
 
 
+@pytest.mark.real_process
 def test_help_does_not_import_heavy_sdks() -> None:
     code = (
         "import sys; from app.cli import main; main(['--help']);"

@@ -11,32 +11,16 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
-import re
 import string
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 from app.core.adr import Adr, AdrParseError, canonical_id_key, parse_adr
+from app.core.adr_paths import is_adr_candidate
 from app.core.serde import SerdeError, from_dict, to_dict
 
 DEFAULT_PATTERNS = ("**/*.md", "**/*.markdown")
-
-# Files that live in ADR folders but are not ADRs (compared case-insensitively on the file name).
-SKIP_NAMES = frozenset({"readme.md", "index.md", "readme.markdown", "index.markdown", "summary.md", "toc.md"})
-_TEMPLATE = re.compile(r"(^|[-_.\s])template([-_.\s]|$)", re.IGNORECASE)
-
-
-def is_adr_candidate(rel: str) -> bool:
-    """False for READMEs, indexes, templates and anything under a hidden directory."""
-    parts = rel.split("/")
-    if any(p.startswith(".") for p in parts[:-1]) or parts[-1].startswith("."):
-        return False
-    name = parts[-1].casefold()
-    if name in SKIP_NAMES:
-        return False
-    stem = name.rsplit(".", 1)[0]
-    return not _TEMPLATE.search(stem)
 
 
 def read_adr_file(path: Path, rel: str, *, max_bytes: int = 1_000_000) -> Adr:
@@ -170,6 +154,7 @@ def _parser_version() -> str:
     from app.core import adr, text
 
     h = hashlib.sha256()
-    for source in (adr.__file__, __file__, text.__file__):
+    parser = sorted(Path(str(adr.__file__)).parent.glob("*.py"))  # every module of the package
+    for source in (*parser, __file__, text.__file__):
         h.update(Path(str(source)).read_bytes())
     return h.hexdigest()[:16]

@@ -1,15 +1,13 @@
 """GitHub event payloads -> the plain event dataclasses of app/core/triggers.py.
 
-Parsing goes through githubkit's webhook models first (typed, shared with the App server). Those
-models track GitHub's newest schema and reject real payloads that lack a field added since (the
-recorded `pull_request` examples fail on `labels[].archived_by`), and a review must not stop over a
-label field it never reads: on a validation error the payload is read again through the small
-lenient models below, which name only the fields the decision uses, and the fallback is logged.
+One reader: small pydantic models that name only the fields the decision uses (`extra="ignore"`, a
+default wherever GitHub leaves a field out or sends null). GitHub adds fields to its payloads all the
+time and old deliveries lack the new ones; a typed model of the whole schema (githubkit's, dropped)
+rejected 13 of the 14 recorded `pull_request` payloads over label fields nothing here reads.
 """
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Mapping
 from typing import Any, TypeVar
 
@@ -25,13 +23,11 @@ from app.core.triggers import (
     ReindexEvent,
 )
 
-log = logging.getLogger(__name__)
-
 PR_EVENTS = frozenset({"pull_request", "pull_request_target"})
 
 
 class EventError(ValueError):
-    """A payload that cannot be read at all (not JSON, wrong shape even for the lenient models)."""
+    """A payload that cannot be read: not JSON, or a field the decision needs is missing or mistyped."""
 
 
 def parse_event(name: str, payload: Mapping[str, Any], *, repo_hint: str = "") -> Event:
@@ -45,95 +41,37 @@ def parse_event(name: str, payload: Mapping[str, Any], *, repo_hint: str = "") -
     return OtherEvent(event_name=name, action=_str(payload.get("action")) or None)
 
 
-# --------------------------------------------------------------------------------------------------
-# githubkit first
-
-
-def _githubkit(name: str, payload: Mapping[str, Any]) -> Any | None:
-    """The payload as githubkit's model for this event *and action* (WebhookPullRequestOpened, ...).
-
-    Validating against the one model of the action, not githubkit's union of every action, matters:
-    building the union's validator takes seconds, the single model's is ready at import.
-    """
-    from githubkit.compat import type_validate_python
-    from githubkit_schemas.latest import models  # ~0.5 s import: only when an event is parsed
-
-    action = payload.get("action")
-    prefix = {"pull_request": "WebhookPullRequest", "issue_comment": "WebhookIssueComment"}[name]
-    suffix = "".join(part.capitalize() for part in str(action).split("_"))
-    model = getattr(models, prefix + suffix, None) if isinstance(action, str) else None
-    if model is None:
-        log.info("githubkit has no model for %s.%s; reading it leniently", name, action)
-        return None
-    try:
-        return type_validate_python(model, payload)
-    except ValidationError as exc:
-        errors = exc.errors()
-        where = ".".join(str(p) for p in errors[0]["loc"]) if errors else "?"
-        msg = errors[0]["msg"] if errors else str(exc)
-        log.info("githubkit rejected the %s payload (%s: %s); reading it leniently", name, where, msg)
-        return None
-
-
 def _pull_request(name: str, payload: Mapping[str, Any]) -> PullRequestEvent:
-    model = _githubkit("pull_request", payload)  # pull_request_target has the same payload
-    if model is not None:
-        pr = model.pull_request
-        return PullRequestEvent(
-            event_name=name,
-            action=str(model.action),
-            repo=model.repository.full_name,
-            number=int(model.number),
-            draft=bool(_set(getattr(pr, "draft", False)) or False),
-            head_sha=pr.head.sha,
-            base_sha=pr.base.sha,
-            base_ref=pr.base.ref,
-            head_repo=pr.head.repo.full_name if _set(pr.head.repo) else None,
-            sender=Actor(model.sender.login, str(model.sender.type)),
-            default_branch=model.repository.default_branch,
-        )
-    lenient = _lenient(_PullRequestPayload, payload, name)
-    lpr = lenient.pull_request
+    """`pull_request_target` has the payload of `pull_request`."""
+    data = _read(_PullRequestPayload, payload, name)
+    pr = data.pull_request
     return PullRequestEvent(
         event_name=name,
-        action=lenient.action,
-        repo=lenient.repository.full_name,
-        number=lenient.number,
-        draft=bool(lpr.draft),
-        head_sha=lpr.head.sha,
-        base_sha=lpr.base.sha,
-        base_ref=lpr.base.ref,
-        head_repo=lpr.head.repo.full_name if lpr.head.repo else None,
-        sender=Actor(lenient.sender.login, lenient.sender.type),
-        default_branch=lenient.repository.default_branch,
+        action=data.action,
+        repo=data.repository.full_name,
+        number=data.number,
+        draft=bool(pr.draft),
+        head_sha=pr.head.sha,
+        base_sha=pr.base.sha,
+        base_ref=pr.base.ref,
+        head_repo=pr.head.repo.full_name if pr.head.repo else None,  # None: the fork was deleted
+        sender=Actor(data.sender.login, data.sender.type),
+        default_branch=data.repository.default_branch,
     )
 
 
 def _issue_comment(payload: Mapping[str, Any]) -> CommentEvent:
-    model = _githubkit("issue_comment", payload)
-    if model is not None:
-        return CommentEvent(
-            action=str(model.action),
-            repo=model.repository.full_name,
-            number=int(model.issue.number),
-            on_pull_request=bool(_set(getattr(model.issue, "pull_request", None))),
-            comment_id=int(model.comment.id),
-            body=model.comment.body or "",
-            author_association=str(model.comment.author_association),
-            sender=Actor(model.sender.login, str(model.sender.type)),
-            default_branch=model.repository.default_branch,
-        )
-    lenient = _lenient(_IssueCommentPayload, payload, "issue_comment")
+    data = _read(_IssueCommentPayload, payload, "issue_comment")
     return CommentEvent(
-        action=lenient.action,
-        repo=lenient.repository.full_name,
-        number=lenient.issue.number,
-        on_pull_request=lenient.issue.pull_request is not None,
-        comment_id=lenient.comment.id,
-        body=lenient.comment.body or "",
-        author_association=lenient.comment.author_association,
-        sender=Actor(lenient.sender.login, lenient.sender.type),
-        default_branch=lenient.repository.default_branch,
+        action=data.action,
+        repo=data.repository.full_name,
+        number=data.issue.number,
+        on_pull_request=data.issue.pull_request is not None,
+        comment_id=data.comment.id,
+        body=data.comment.body or "",
+        author_association=data.comment.author_association,
+        sender=Actor(data.sender.login, data.sender.type),
+        default_branch=data.repository.default_branch,
     )
 
 
@@ -149,19 +87,12 @@ def _reindex(name: str, payload: Mapping[str, Any], repo_hint: str) -> ReindexEv
     return ReindexEvent(event_name=name, repo=repo_hint, default_branch="")
 
 
-def _set(value: Any) -> Any:
-    """githubkit marks absent fields with UNSET, which is falsy; keep None and UNSET apart from values."""
-    from githubkit.utils import UNSET
-
-    return None if value is UNSET else value
-
-
 def _str(value: Any) -> str:
     return value if isinstance(value, str) else ""
 
 
 # --------------------------------------------------------------------------------------------------
-# The lenient fallback: only what the decision reads; everything else is ignored.
+# The payload models: only what the decision reads; everything else is ignored.
 
 
 class _Loose(BaseModel):
@@ -185,7 +116,6 @@ class _Ref(_Loose):
 
 
 class _PullRequest(_Loose):
-    number: int
     draft: bool | None = False
     head: _Ref
     base: _Ref
@@ -208,7 +138,6 @@ class _Comment(_Loose):
     id: int
     body: str | None = ""
     author_association: str = "NONE"
-    user: _User
 
 
 class _IssueCommentPayload(_Loose):
@@ -222,7 +151,7 @@ class _IssueCommentPayload(_Loose):
 _M = TypeVar("_M", bound=_Loose)
 
 
-def _lenient(model: type[_M], payload: Mapping[str, Any], name: str) -> _M:
+def _read(model: type[_M], payload: Mapping[str, Any], name: str) -> _M:
     try:
         return model.model_validate(payload)
     except ValidationError as exc:

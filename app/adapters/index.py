@@ -15,19 +15,16 @@ its exact best-chunk cosine; ADR folders are hundreds of documents, not millions
 
 from __future__ import annotations
 
-import hashlib
 import logging
-import re
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import chromadb
 import numpy as np
-from chromadb.config import Settings as ChromaSettings
 
+from app.adapters.chroma_store import open_chroma_client
 from app.adapters.embeddings import (
     EmbeddingError,
     embed_texts,
@@ -41,7 +38,7 @@ from app.core.fusion import DocScores, FusionParams, Ranking, empty_result, fuse
 from app.core.lexical import Bm25Params, LexicalIndex
 from app.core.results import RetrievalResult
 from app.core.text import tokenize
-from app.pipeline.ports import IndexStoreError, SyncReport
+from app.pipeline.ports import SyncReport
 
 log = logging.getLogger("adr_review.index")
 
@@ -51,62 +48,6 @@ _BATCH = 512  # chunks per Chroma add: fewer, larger inserts are much cheaper
 # Small HNSW graphs: construction effort matters more than graph quality, because a search asks for
 # every chunk in scope (exhaustive) and any chunk the graph misses is scored exactly (_dense).
 _HNSW = {"space": "cosine", "ef_construction": 50, "max_neighbors": 16}
-
-
-def collection_name_for(adr_dir: Path | str) -> str:
-    """Stable per folder: a readable slug of the folder name plus a hash of its resolved path."""
-    resolved = str(Path(adr_dir).resolve())
-    slug = re.sub(r"[^A-Za-z0-9_-]+", "-", Path(resolved).name).strip("-_")[:40] or "adrs"
-    digest = hashlib.sha1(resolved.encode("utf-8")).hexdigest()[:12]
-    return f"adrs-{slug}-{digest}"
-
-
-def chroma_client(store_dir: Path) -> Any:
-    """The embedded client of a store (always the same settings: Chroma refuses two settings per path).
-    Telemetry off: the index must work on machines without network access."""
-    return chromadb.PersistentClient(
-        path=str(Path(store_dir) / "chroma"),
-        settings=ChromaSettings(anonymized_telemetry=False, allow_reset=False),
-    )
-
-
-# SQLite's words for a damaged file: Chroma cannot open the store at all, so it is rebuilt.
-_CORRUPT = ("file is not a database", "database disk image is malformed", "malformed database schema")
-
-
-def open_chroma_client(store_dir: Path) -> tuple[Any, str | None]:
-    """`chroma_client`, surviving a damaged store: the index is a cache of the ADR folder, so a store
-    SQLite cannot read is moved aside (kept, not deleted) and rebuilt. Returns (client, note) where the
-    note says what was recovered; any other failure is an IndexStoreError naming the folder."""
-    path = Path(store_dir) / "chroma"
-    try:
-        return chroma_client(store_dir), None
-    except Exception as exc:  # Chroma raises its own InternalError (Rust) for OS and SQLite errors
-        _forget_client(path)
-        if not (path.is_dir() and any(word in str(exc).lower() for word in _CORRUPT)):
-            raise IndexStoreError(f"cannot open the index store {path}: {exc}") from exc
-        aside = path.with_name(f"chroma.corrupt-{time.strftime('%Y%m%d-%H%M%S')}")
-        try:
-            path.rename(aside)
-            client = chroma_client(store_dir)
-        except Exception as again:
-            _forget_client(path)
-            raise IndexStoreError(
-                f"the index store {path} is corrupt ({exc}) and cannot be rebuilt: {again}"
-            ) from again
-        note = f"the index store {path} was corrupt ({exc}); moved it to {aside.name} and rebuilt the index"
-    log.warning("%s", note)
-    return client, note
-
-
-def _forget_client(path: Path) -> None:
-    """Chroma caches a client's system per path even when starting it failed; drop that entry so
-    the next open starts afresh instead of reusing a system that never started."""
-    from chromadb.api.shared_system_client import SharedSystemClient
-
-    cache = getattr(SharedSystemClient, "_identifier_to_system", None)  # private: guard against its removal
-    if isinstance(cache, dict):
-        cache.pop(str(path), None)
 
 
 @dataclass

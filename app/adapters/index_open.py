@@ -4,27 +4,25 @@
     synced = ensure_synced(index, adr_dir)      # incremental: only changed ADRs are re-embedded
     result = index.search(query, exclude_paths=frozenset({proposal.path}))
 
-The Chroma adapter is imported lazily so that importing this module (and `adr-review --help`) stays
-fast.
+Import it lazily (inside the command that needs it): it imports chromadb.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
+from app.adapters.adr_files import load_adr_folder_cached
+from app.adapters.chroma_store import collection_name_for
+from app.adapters.embeddings import canonical_name
+from app.adapters.index import ChromaAdrIndex
 from app.config import RetrievalConfig
 from app.core.adr import Adr, AdrParseError
 from app.core.chunking import ChunkParams
 from app.core.fusion import FusionParams
 from app.core.lexical import Bm25Params
-from app.core.results import RetrievalResult
 from app.pipeline.ports import SyncReport
-
-if TYPE_CHECKING:
-    from app.adapters.index import ChromaAdrIndex
 
 Progress = Callable[[int, int], None]
 
@@ -68,8 +66,6 @@ def open_index_for(
     config: RetrievalConfig | None = None,
 ) -> ChromaAdrIndex:
     """The persistent index of one ADR folder (created on first use). Nothing is embedded yet."""
-    from app.adapters.index import collection_name_for
-
     cfg = config or RetrievalConfig()
     adr_path = Path(adr_dir)
     store = Path(store_dir or cfg.store_dir or DEFAULT_STORE)
@@ -88,9 +84,6 @@ def open_index(
 def _open(
     store: Path, collection: str, cfg: RetrievalConfig, embedding: str | None, adr_dir: str = ""
 ) -> ChromaAdrIndex:
-    from app.adapters.embeddings import canonical_name
-    from app.adapters.index import ChromaAdrIndex
-
     name = canonical_name(embedding or cfg.embedding)
     return ChromaAdrIndex(
         store,
@@ -109,8 +102,6 @@ def ensure_synced(index: ChromaAdrIndex, adr_dir: Path | str, progress: Progress
     Parsed ADRs are cached next to the index by content hash (and parser version), so a refresh only
     parses the files that changed.
     """
-    from app.adapters.adr_files import load_adr_folder_cached
-
     cache = index.store_dir / f"parsed-{index.collection_name}.json"
     adrs, errors = load_adr_folder_cached(Path(adr_dir), cache)
     report = index.sync(adrs, progress=progress)
@@ -126,23 +117,3 @@ def ensure_synced(index: ChromaAdrIndex, adr_dir: Path | str, progress: Progress
             rebuilt=report.rebuilt,
         )
     return Synced(report, adrs, errors)
-
-
-class UnavailableIndex:
-    """Stands in for an index that could not be opened: recall reports the reason instead of crashing."""
-
-    def __init__(self, reason: str) -> None:
-        self.reason = reason
-
-    def sync(self, adrs: Sequence[Adr]) -> SyncReport:
-        return SyncReport(0, 0, 0, 0, (self.reason,), 0.0, "unavailable")
-
-    def search(
-        self,
-        query: str,
-        *,
-        top_n: int = 20,
-        exclude_paths: frozenset[str] = frozenset(),
-        pool: frozenset[str] | None = None,
-    ) -> RetrievalResult:
-        raise RuntimeError(self.reason)

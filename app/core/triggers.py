@@ -1,6 +1,6 @@
 """Which GitHub event leads to what: the decision table of the Action and the App, as pure functions.
 
-Events arrive here as plain dataclasses (app/adapters/events.py turns githubkit's webhook models into
+Events arrive here as plain dataclasses (app/adapters/events.py reads the webhook payloads into
 them), so the whole policy -- PR actions, drafts, bots, comment commands, who may run them, fork PRs,
 which changed files are ADRs -- is testable against real payloads without GitHub or an SDK.
 """

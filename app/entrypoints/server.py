@@ -26,7 +26,7 @@ from starlette.routing import Route
 
 from app.core.webhook_signature import verify
 from app.pipeline.intake import delivery_record, intake
-from app.pipeline.queue import RunQueue
+from app.pipeline.ports import RunQueue
 
 log = logging.getLogger("adr_review.server")
 

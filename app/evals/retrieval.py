@@ -171,7 +171,7 @@ def evaluate_corpus(
     """Index the folder (incrementally, in store_dir) and score every qrels query."""
     import time
 
-    from app.pipeline.retrieval import ensure_synced, open_index_for
+    from app.adapters.index_open import ensure_synced, open_index_for
 
     qrels = load_qrels(qrels_path or corpus / "qrels.jsonl")
     index = open_index_for(corpus, store_dir, embedding, config)

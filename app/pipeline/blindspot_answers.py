@@ -1,15 +1,21 @@
-"""Typed views of the critics' and the Judge's answers, at the LLM boundary.
+"""The critics' and the Judge's answers: their one definition, at the LLM boundary.
 
-The JSON schema (prompts/blindspot-*/output_schema.json) checks the shape; these models then coerce
-and normalise the values (enums, FMEA scores, critic names) so nothing downstream trusts a raw label.
-Each answer converts itself into core Findings.
+Each model is both the contract the model is given and the tolerant reading of what it sent.
+The contract, prompts/blindspot-*/output_schema.json, is generated from these models
+(app/pipeline/answer_schema.py) and checked on the raw answer first (call_prompt); then these models
+coerce and normalise the values (enums, FMEA scores, critic names) so nothing downstream trusts a raw
+label. The limits the model is held to (lengths, counts) are schema-only (WithJsonSchema, json_schema_extra):
+the schema already enforced them on the raw text, and one title that is blank after stripping must not
+fail a whole critic here. Each answer converts itself into core Findings. Models carry no docstrings:
+pydantic would send them to the model as schema descriptions (comments instead).
 """
 
 from __future__ import annotations
 
 from typing import Annotated, Any
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, WithJsonSchema
+from pydantic.json_schema import JsonDict
 
 from app.core.findings import (
     clamp_score,
@@ -21,15 +27,47 @@ from app.core.findings import (
     severity_from_rpn,
 )
 from app.core.results import Actionability, Finding, Severity
+from app.pipeline.answer_schema import OPTIONAL
 
-NormSeverity = Annotated[Severity, BeforeValidator(normalize_severity)]
-NormActionability = Annotated[Actionability, BeforeValidator(normalize_actionability)]
-Score = Annotated[int, BeforeValidator(clamp_score)]
-Text = Annotated[str, BeforeValidator(lambda v: "" if v is None else str(v).strip())]
+
+def _text(value: Any) -> str:
+    return "" if value is None else str(value).strip()
 
 
 def _as_list(value: Any) -> Any:
     return [value] if isinstance(value, str) else value
+
+
+def _string(**limits: int) -> WithJsonSchema:
+    return WithJsonSchema({"type": "string", **limits})
+
+
+Text = Annotated[str, BeforeValidator(_text)]
+Title = Annotated[Text, _string(minLength=1, maxLength=300)]
+Evidence = Annotated[Text, _string(minLength=1, maxLength=2000)]
+Prose = Annotated[Text, _string(maxLength=3000)]
+Action = Annotated[Text, _string(maxLength=2000)]
+TopicKey = Annotated[Text, _string(maxLength=120)]
+NonEmpty = Annotated[Text, _string(minLength=1)]
+# Labels the code normalises: the contract asks for a string, not the enum the code maps it onto.
+NormSeverity = Annotated[Severity, BeforeValidator(normalize_severity), _string()]
+NormActionability = Annotated[Actionability, BeforeValidator(normalize_actionability), _string()]
+Category = Annotated[str | None, BeforeValidator(normalize_category), _string()]
+Score = Annotated[int, BeforeValidator(clamp_score), WithJsonSchema({"type": "number"})]
+Count = Annotated[int, WithJsonSchema({"type": "integer", "minimum": 0})]
+Sources = Annotated[
+    list[str],
+    BeforeValidator(_as_list),
+    WithJsonSchema({"type": "array", "items": {"type": "string"}, "minItems": 1}),
+]
+
+SEVERITY_HELP = "critical | high | medium | low (normalised in code)"
+ACTIONABILITY_HELP = "block | revise_adr | add_to_risks | monitor (normalised in code)"
+
+
+def _items(lo: int | None = None, hi: int | None = None) -> JsonDict:
+    """Schema-only bounds on an answer's list (the code caps what it shows itself)."""
+    return {k: v for k, v in (("minItems", lo), ("maxItems", hi)) if v is not None}
 
 
 class _Answer(BaseModel):
@@ -37,35 +75,45 @@ class _Answer(BaseModel):
 
 
 class CounterArgument(_Answer):
-    perspective: Text = ""
-    title: Text
-    argument: Text = ""
-    evidence: Text
-    severity: NormSeverity = "medium"
-    actionability: NormActionability = "revise_adr"
-    suggested_action: Text = ""
-    dedupe_group: Text = ""
+    perspective: Text = Field("", description="id of the perspective it comes through")
+    title: Title
+    argument: Prose = ""
+    evidence: Evidence
+    severity: NormSeverity = Field("medium", description=SEVERITY_HELP)
+    actionability: NormActionability = Field(
+        "revise_adr", description=ACTIONABILITY_HELP, json_schema_extra=OPTIONAL
+    )
+    suggested_action: Action = ""
+    dedupe_group: TopicKey = ""
 
 
 class DevilsAdvocateAnswer(_Answer):
-    conclusion: Text = ""
-    counter_arguments: list[CounterArgument]
+    model_config = ConfigDict(title="Devil's Advocate answer")
+    conclusion: Text = Field("", description="The proposal's conclusion being attacked, in one sentence.")
+    counter_arguments: list[CounterArgument] = Field(json_schema_extra=_items(1, 8))
 
     def findings(self, limit: int = 5) -> tuple[Finding, ...]:
         return tuple(_finding(c, ("devils_advocate",), c.severity) for c in self.counter_arguments[:limit])
 
 
 class PremortemScenario(_Answer):
-    category: Annotated[str | None, BeforeValidator(normalize_category)] = None
-    title: Text
-    scenario: Text = ""
-    evidence: Text
-    severity_score: Score = 3
-    probability: Score = 3
-    impact: Score = 3
-    actionability: NormActionability = "add_to_risks"
-    suggested_action: Text = ""
-    dedupe_group: Text = ""
+    category: Category = Field(None, description="technical | operational | business_regulatory | cognitive")
+    title: Title
+    scenario: Prose = ""
+    evidence: Evidence
+    severity_score: Score = Field(3, description="FMEA severity 1-5")
+    probability: Score = Field(3, description="FMEA probability 1-5")
+    impact: Score = Field(3, description="FMEA impact 1-5")
+    # The model's own product, asked for as a self-check; the code recomputes it (risk_priority).
+    stated_risk_priority: Annotated[float | None, WithJsonSchema({"type": "number"})] = Field(
+        None,
+        alias="risk_priority",
+        description="severity_score x probability x impact",
+        json_schema_extra=OPTIONAL,
+    )
+    actionability: NormActionability = Field("add_to_risks", json_schema_extra=OPTIONAL)
+    suggested_action: Action = ""
+    dedupe_group: TopicKey = ""
 
     @property
     def risk_priority(self) -> int:
@@ -73,8 +121,9 @@ class PremortemScenario(_Answer):
 
 
 class PremortemAnswer(_Answer):
-    failure_story: Text = ""
-    scenarios: list[PremortemScenario]
+    model_config = ConfigDict(title="Pre-mortem answer")
+    failure_story: Text = Field("", description="Two or three sentences: how it all went wrong.")
+    scenarios: list[PremortemScenario] = Field(json_schema_extra=_items(1, 12))
 
     def findings(self, thresholds: dict[str, float] | None = None) -> tuple[Finding, ...]:
         return tuple(
@@ -88,37 +137,40 @@ class PremortemAnswer(_Answer):
 
 
 class DomainAnalogy(_Answer):
-    domain: Text
+    domain: NonEmpty
     analogous_decision: Text = ""
     failures: list[Text] = Field(default_factory=list)
     successes: list[Text] = Field(default_factory=list)
-    title: Text
-    lesson: Text = ""
-    evidence: Text
+    title: Title
+    lesson: Prose = Field("", json_schema_extra=OPTIONAL)
+    evidence: Evidence
     severity: NormSeverity = "medium"
-    actionability: NormActionability = "monitor"
-    suggested_action: Text = ""
-    dedupe_group: Text = ""
+    actionability: NormActionability = Field("monitor", json_schema_extra=OPTIONAL)
+    suggested_action: Action = ""
+    dedupe_group: TopicKey = ""
 
 
 class AdjacentDomainAnswer(_Answer):
-    abstracted_decision: Text
-    knowledge_basis: Text = ""
-    analogies: list[DomainAnalogy]
+    model_config = ConfigDict(title="Adjacent Domain answer")
+    abstracted_decision: NonEmpty = Field(description="The core decision, stripped of its domain.")
+    knowledge_basis: Text = Field(
+        "", description="Where the cases come from: model knowledge, not live search."
+    )
+    analogies: list[DomainAnalogy] = Field(json_schema_extra=_items(1, 6))
 
     def findings(self, limit: int = 3) -> tuple[Finding, ...]:
         return tuple(_finding(a, ("adjacent_domain",), a.severity) for a in self.analogies[:limit])
 
 
 class JudgedFinding(_Answer):
-    source: Annotated[list[str], BeforeValidator(_as_list)]
-    title: Text
-    severity: NormSeverity = "medium"
-    actionability: NormActionability = "add_to_risks"
-    evidence: Text
-    suggested_action: Text = ""
-    dedupe_group: Text = ""
-    merged_ids: list[Text] = Field(default_factory=list)
+    source: Sources = Field(description="devils_advocate | premortem | adjacent_domain")
+    title: Title
+    severity: NormSeverity = Field("medium", description=SEVERITY_HELP)
+    actionability: NormActionability = Field("add_to_risks", description=ACTIONABILITY_HELP)
+    evidence: Evidence
+    suggested_action: Action = ""
+    dedupe_group: TopicKey = ""
+    merged_ids: list[Text] = Field(default_factory=list, json_schema_extra=OPTIONAL)
 
     def finding(self, allowed_sources: tuple[str, ...]) -> Finding:
         """Critic names are mapped to node names; a name the Judge made up becomes "judge"."""
@@ -132,11 +184,24 @@ class Exclusion(_Answer):
     covered_by: Text = ""
 
 
+class SeverityCounts(_Answer):
+    critical: Count = 0
+    high: Count = 0
+    medium: Count = 0
+    low: Count = 0
+
+
 class JudgeAnswer(_Answer):
+    model_config = ConfigDict(title="Judge answer")
     findings: list[JudgedFinding]
-    excluded: list[Exclusion] = Field(default_factory=list)
-    total_count_by_severity: dict[str, int] = Field(default_factory=dict)
-    self_assessment: Text = ""
+    excluded: list[Exclusion] = Field(
+        default_factory=list,
+        description="Findings dropped because the ADR already covers them.",
+        json_schema_extra=OPTIONAL,
+    )
+    # The Judge's own tally, asked for as a self-check; the comment counts what the guards kept.
+    total_count_by_severity: SeverityCounts = Field(default_factory=SeverityCounts)
+    self_assessment: Prose = ""
 
 
 def _finding(

@@ -16,6 +16,7 @@ from datetime import datetime
 from typing import Protocol
 
 from app.pipeline.intake import HANDLED_EVENTS
+from app.pipeline.ports import DeliveryLog
 
 log = logging.getLogger(__name__)
 
@@ -37,10 +38,6 @@ class DeliveriesApi(Protocol):
     def iter_deliveries(self) -> Iterator[DeliveryRow]: ...
 
     def redeliver(self, delivery_id: int) -> None: ...
-
-
-class StoredGuids(Protocol):
-    def stored_guids(self, guids: list[str]) -> set[str]: ...
 
 
 @dataclass
@@ -79,7 +76,7 @@ def to_redeliver(
     return [r for g, r in sorted(newest_failed.items()) if g not in delivered and g not in stored]
 
 
-def catch_up(api: DeliveriesApi, queue: StoredGuids, *, now: float, window_s: float) -> CatchUpReport:
+def catch_up(api: DeliveriesApi, queue: DeliveryLog, *, now: float, window_s: float) -> CatchUpReport:
     report = CatchUpReport()
     rows: list[DeliveryRow] = []
     try:

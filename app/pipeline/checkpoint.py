@@ -44,7 +44,7 @@ def memo_for(
     clock: Callable[[], float] = time.monotonic,
     on_reuse: Callable[[str], None] | None = None,
 ) -> StageMemo:
-    """A StageMemo bound to one run. Thread-safe as far as the store is (both provided stores are).
+    """A StageMemo bound to one run. Thread-safe as far as the store is (the StateStore contract asks it).
 
     on_reuse(stage) is called for every stage served from a checkpoint (the footer counts them).
     """

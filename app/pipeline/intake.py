@@ -2,9 +2,9 @@
 
 The webhook must answer within GitHub's 10 s (we aim for well under 100 ms) and store the delivery with
 its runs in one transaction, so nothing here calls an API: the event is read from the payload's few
-fields the first screen (app/core/triggers.screen) needs, without githubkit's full model validation
-(tens of ms a payload). The worker's `plan` stage parses the stored payload fully (app/adapters/events),
-applies the repo config and the permission check, and fans the plan out into one review run per ADR.
+fields the first screen (app/core/triggers.screen) needs, without validating a payload model. The
+worker's `plan` stage parses the stored payload (app/adapters/events), applies the repo config and the
+permission check, and fans the plan out into one review run per ADR.
 
 A plan's run key names what it is about, so repeats of the same intent collapse into one run:
   pull_request   plan:<repo>#<n>@<head sha>:<ready|draft>   (a draft turning ready is a new plan)

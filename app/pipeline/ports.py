@@ -4,11 +4,15 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from app.core.adr import Adr
 from app.core.results import RetrievalResult, Usage
 from app.core.triggers import ChangedFile
+
+if TYPE_CHECKING:
+    from app.core.perspectives import Perspective
+    from app.prompts import Prompt
 
 
 @dataclass(frozen=True)
@@ -94,114 +98,21 @@ def no_memo(stage: str, compute: Callable[[], dict[str, Any]]) -> dict[str, Any]
     return compute()
 
 
-# --- Durable runs (seed 004): checkpoints, attempts, leases -------------------------------------------
-
-RUN_STATES = ("queued", "running", "completed", "failed", "cancelled", "stalled")
-TERMINAL_STATES = frozenset({"completed", "failed", "cancelled", "stalled"})
-ATTEMPT_OUTCOMES = ("executed", "skipped-checkpoint", "skipped-locked", "failed")
-
-
-@dataclass(frozen=True)
-class AttemptInfo:
-    """What an executed attempt cost; `put` records it atomically with the checkpoint it produced."""
-
-    duration_s: float = 0.0
-    usage: Usage = field(default_factory=Usage)
-    owner: str | None = None
-    attempt: int | None = None  # None: the store assigns the next number for (run, stage)
-
-
-@dataclass(frozen=True)
-class AttemptRecord:
-    run_key: str
-    stage: str  # a stage name, or "run" for run-level events (a lease that was not granted)
-    attempt: int  # 1, 2, ... per (run_key, stage)
-    outcome: str  # one of ATTEMPT_OUTCOMES
-    duration_s: float
-    usage: Usage
-    error: str | None
-    authoritative: bool  # this attempt produced the stored checkpoint of its stage
-    owner: str | None
-    at: float  # unix time
-
-
-@dataclass(frozen=True)
-class RunRecord:
-    run_key: str
-    state: str  # one of RUN_STATES
-    meta: Mapping[str, Any]
-    error: str | None
-    lease_owner: str | None
-    lease_expires_at: float | None
-    created_at: float
-    updated_at: float  # last progress: a checkpoint, an attempt or a state change (stall detection)
-    finished_at: float | None
-
-
-class CheckpointStore(Protocol):
-    """Stage results and the audit trail of a run, keyed by run key.
-
-    A checkpoint is written once: the first `put` for (run, stage) wins and its attempt is marked
-    authoritative; a later `put` (a second worker that raced) records a non-authoritative attempt and
-    returns False, and the caller uses `get` instead. Implementations must be safe to share between
-    threads (the critics run concurrently) and, for durable stores, between processes.
-    """
-
-    def get(self, run_key: str, stage: str) -> dict[str, Any] | None: ...
-
-    def put(
-        self, run_key: str, stage: str, seq: int | None, payload: Mapping[str, Any], info: AttemptInfo
-    ) -> bool:
-        """Store the checkpoint and record an `executed` attempt in one transaction.
-
-        seq None: next sequence number of the run. Returns True when this payload became the checkpoint.
-        """
-        ...
-
-    def record_attempt(
-        self,
-        run_key: str,
-        stage: str,
-        attempt: int | None,
-        outcome: str,
-        duration_s: float = 0.0,
-        usage: Usage | None = None,
-        error: str | None = None,
-        *,
-        owner: str | None = None,
-    ) -> AttemptRecord: ...
-
-    def attempts(self, run_key: str) -> list[AttemptRecord]: ...
-
-    def checkpoints(self, run_key: str) -> list[tuple[int, str]]:
-        """(seq, stage) of the stored checkpoints, in seq order."""
-        ...
-
-    # run level
-    def ensure_run(self, run_key: str, meta: Mapping[str, Any]) -> RunRecord:
-        """Create the run (state queued) if it does not exist; return it either way."""
-        ...
-
-    def get_run(self, run_key: str) -> RunRecord | None: ...
-
-    def set_state(self, run_key: str, state: str, error: str | None = None) -> None:
-        """Terminal states also clear the lease and set finished_at."""
-        ...
-
-    # leases: one worker per run
-    def claim(self, run_key: str, owner: str, ttl_s: float) -> bool:
-        """Compare-and-set: take the lease if it is free, expired or already ours, and the run is not
-        terminal; the run becomes `running`. False: someone else holds it (record `skipped-locked`)."""
-        ...
-
-    def renew(self, run_key: str, owner: str, ttl_s: float) -> bool: ...
-
-    def release(self, run_key: str, owner: str) -> None: ...
-
-    def mark_stalled(self, no_progress_s: float) -> list[str]:
-        """Watchdog: runs queued/running without progress for no_progress_s become `stalled`."""
-        ...
-
+# --- Durable state (seed 004): the StateStore port and its parts live in app/pipeline/state_ports.py
+from app.pipeline.state_ports import (  # noqa: E402  (re-exported: one place to import ports from)
+    ATTEMPT_OUTCOMES,
+    RUN_STATES,
+    TERMINAL_STATES,
+    AttemptInfo,
+    AttemptRecord,
+    CheckpointStore,
+    DeliveryLog,
+    RunQueue,
+    RunRecord,
+    RunRecords,
+    RunStore,
+    StateStore,
+)
 
 # --------------------------------------------------------------------------------------------------
 # GitHub (implemented by app/adapters/github.py; the Action and the App drive it)
@@ -284,3 +195,55 @@ class GitHubPort(Protocol):
     def permission(self, repo: str, login: str) -> str:
         """admin | maintain | write | triage | read | none."""
         ...
+
+
+# --------------------------------------------------------------------------------------------------
+# Prompts (implemented by app/prompts.py's PromptFiles over a prompts folder)
+
+
+class PromptLibrary(Protocol):
+    """The prompts and the Devil's Advocate constitution, loaded and hashed once per process."""
+
+    @property
+    def hash(self) -> str:
+        """Of every file that can change a stage's result: part of every run key."""
+        ...
+
+    def prompt(self, name: str) -> Prompt:
+        """Raises PromptError when the prompt's files are missing or invalid."""
+        ...
+
+    def constitution(self) -> tuple[Perspective, ...]:
+        """Raises ConstitutionError when the file is missing or invalid."""
+        ...
+
+
+__all__ = [
+    "ATTEMPT_OUTCOMES",
+    "RUN_STATES",
+    "TERMINAL_STATES",
+    "AdrIndex",
+    "AttemptInfo",
+    "AttemptRecord",
+    "CheckpointStore",
+    "DeliveryLog",
+    "GitHubError",
+    "GitHubPort",
+    "IndexStoreError",
+    "LlmError",
+    "LlmPort",
+    "LlmRequest",
+    "LlmResponse",
+    "PromptLibrary",
+    "PullRequestInfo",
+    "RepoComment",
+    "RepoFile",
+    "RunQueue",
+    "RunRecord",
+    "RunRecords",
+    "RunStore",
+    "StageMemo",
+    "StateStore",
+    "SyncReport",
+    "no_memo",
+]

@@ -1,14 +1,10 @@
-"""The durable run queue as the pipeline sees it: value types and the RunQueue port.
-
-app/adapters/queue_store.py implements it on SQLite (next to the checkpoint store); a Postgres
-implementation would claim with `SELECT ... FOR UPDATE SKIP LOCKED` (docs/app.md, "Scale-out").
-"""
+"""The App queue's value types: what the RunQueue / StateStore port (app/pipeline/ports.py) speaks."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -70,41 +66,3 @@ class QueueItem:
     stalled_by_watchdog: bool
     cancel_reason: str | None
     error: str | None
-
-
-class RunQueue(Protocol):
-    """Deliveries and runs. State and lease live on the checkpoint store's run rows."""
-
-    def accept_delivery(self, delivery: Delivery, runs: Sequence[RunSpec]) -> Accepted: ...
-
-    def enqueue(self, runs: Sequence[RunSpec]) -> int: ...
-
-    def stored_guids(self, guids: Sequence[str]) -> set[str]: ...
-
-    def due(self, limit: int = 10) -> list[QueueItem]: ...
-
-    def get(self, run_key: str) -> QueueItem | None: ...
-
-    def claim(self, run_key: str, owner: str, ttl_s: float) -> QueueItem | None: ...
-
-    def progress(self, run_key: str) -> None: ...
-
-    def finish(self, run_key: str, owner: str, state: str, error: str | None = None) -> bool: ...
-
-    def retry_later(self, run_key: str, owner: str, error: str, delay_s: float) -> bool: ...
-
-    def exhausted(self, run_key: str) -> bool: ...
-
-    def cancel_superseded(
-        self, repo: str, pr_number: int, adr_path: str | None, head_sha: str, reason: str
-    ) -> list[str]: ...
-
-    def cancel(self, run_key: str, reason: str) -> bool: ...
-
-    def state(self, run_key: str) -> str | None: ...
-
-    def watchdog(self, stall_after_s: float) -> list[str]: ...
-
-    def health(self) -> dict[str, Any]: ...
-
-    def delivery_payload(self, hook_id: str | None, delivery_id: str | None) -> str | None: ...

@@ -14,10 +14,7 @@ import logging
 import re
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field, fields, replace
-from pathlib import Path
 from typing import Any
-
-from pydantic import BaseModel, ConfigDict, ValidationError
 
 from app.config import RepoConfig
 from app.core.adr import Adr
@@ -25,9 +22,10 @@ from app.core.citations import CandidateText, Verification, successor_of, verify
 from app.core.extractive import pick_extractive
 from app.core.results import Candidate, Citation, EmptyReason, RecallMode, RecallResult, StageError, Usage
 from app.core.text import fold_whitespace
-from app.pipeline.ports import AdrIndex, LlmPort, StageMemo, no_memo
+from app.pipeline.ports import AdrIndex, LlmPort, PromptLibrary, StageMemo, no_memo
+from app.pipeline.recall_answer import answer_problems
 from app.pipeline.structured import StepFailed, StepOverrides, call_prompt
-from app.prompts import PromptError, load_prompt
+from app.prompts import PromptError, packaged
 
 log = logging.getLogger(__name__)
 
@@ -48,25 +46,6 @@ def recall_query(adr: Adr) -> str:
     """build_query_text, or the whole document when the parser found no context/decision/options."""
     query = build_query_text(adr)
     return query if len(query.strip()) > len(adr.title.strip()) else adr.text
-
-
-class _AnswerShape(BaseModel):
-    """The boundary check on the model's answer: a list of objects under `citations`.
-
-    Deliberately looser than output_schema.json: an unknown relevance, a sixth item or a foreign id
-    are repaired or dropped per item by verification (and counted) instead of failing the answer.
-    """
-
-    model_config = ConfigDict(extra="ignore")
-    citations: list[dict[str, Any]]
-
-
-def answer_problems(data: Any) -> list[str]:
-    try:
-        _AnswerShape.model_validate(data, strict=True)
-    except ValidationError as exc:
-        return [f"{'.'.join(str(p) for p in e['loc']) or '(root)'}: {e['msg']}" for e in exc.errors()[:5]]
-    return []
 
 
 @dataclass
@@ -104,7 +83,7 @@ def run_recall(
     config: RepoConfig,
     memo: StageMemo = no_memo,
     enabled: bool = True,
-    prompts_dir: Path | None = None,
+    prompts: PromptLibrary | None = None,
 ) -> RecallResult:
     """Recall up to `config.recall.max_citations` related ADRs. Never raises.
 
@@ -130,7 +109,7 @@ def run_recall(
         stage = "llm"
         if run.mode == "llm":
             assert llm is not None
-            return _llm_citations(run, proposal, query, folder, llm, config, memo, prompts_dir)
+            return _llm_citations(run, proposal, query, folder, llm, config, memo, prompts or packaged())
         stage = "extractive"
         return _extractive_citations(run, proposal, query, folder, config)
     except Exception as exc:  # advisory: a bug here must cost the citations, not the review
@@ -205,10 +184,10 @@ def _llm_citations(
     llm: LlmPort,
     config: RepoConfig,
     memo: StageMemo,
-    prompts_dir: Path | None,
+    prompts: PromptLibrary,
 ) -> RecallResult:
     try:
-        prompt = load_prompt(PROMPT_NAME, prompts_dir)
+        prompt = prompts.prompt(PROMPT_NAME)
     except PromptError as exc:
         log.error("recall_pre_gate_prompt_failed", extra={"error": str(exc)})
         run.errors.append(StageError("recall", f"prompt: {exc}"))

@@ -1,56 +1,35 @@
 """The review use case: one ADR (and the folder it belongs to) -> recall -> blind-spot DAG -> Review.
 
-Stages run through a StageMemo over a CheckpointStore, keyed by the run key (repo, PR, head and base
-SHA, ADR path and content, config, prompt files, whether a model is available). A stored stage is
-reused instead of recomputed, and every attempt is recorded (seed 004). Two ways to drive it:
-
-- Action / CLI: `review_adr` owns the run: ensure_run, state running -> completed / failed, and with
-  `owner` set, a lease (a second process with the same key records `skipped-locked` and gets RunLocked).
-- App worker: the worker owns the lifecycle (queue, leases, retries) and passes `memo_factory`;
-  review_adr then only computes.
-
-review_adr never raises for an ADR-level problem: a file that cannot be parsed becomes Review.error
-(an error comment). Model failures degrade inside the stages. review_many isolates ADRs from each
-other: one failing (even with an unexpected exception) never stops the others.
+It computes and nothing else. Stages run through the caller's StageMemo (a stored stage is reused
+instead of recomputed, every attempt recorded: seed 004); the run lifecycle (run rows, leases, states,
+retries) belongs to the caller: inline in the Action and the CLI, the queue in the App
+(app/pipeline/pr.py drives both). review_adr never raises for an ADR-level problem: a file that cannot
+be parsed becomes Review.error (an error comment); model failures degrade inside the stages.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
 import logging
 import posixpath
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 from app.config import RepoConfig
 from app.core.adr import Adr, AdrParseError, parse_adr
 from app.core.results import BlindSpotResult, Citation, RecallResult, Review, RunMeta, Usage
-from app.core.serde import SERDE_VERSION
 from app.core.text import is_japanese
-from app.pipeline.checkpoint import memo_for
-from app.pipeline.ports import AdrIndex, CheckpointStore, LlmPort, StageMemo
+from app.core.triggers import ALL_STAGES
+from app.pipeline.keys import run_key_for, seed_for
+from app.pipeline.ports import AdrIndex, LlmPort, PromptLibrary, StageMemo, no_memo
 from app.pipeline.structured import StepOverrides
-from app.prompts import PROMPTS_DIR
+from app.prompts import packaged
 
 log = logging.getLogger(__name__)
 
-RUN_KEY_VERSION = 1
-ALL_STAGES: frozenset[str] = frozenset({"recall", "blindspots"})
-
 RecallFn = Callable[..., RecallResult]
 BlindSpotsFn = Callable[..., BlindSpotResult]
-
-
-class RunLocked(Exception):
-    """Another worker holds the lease of this run; the attempt was recorded as skipped-locked."""
-
-    def __init__(self, run_key: str) -> None:
-        super().__init__(f"run {run_key} is locked by another worker")
-        self.run_key = run_key
 
 
 @dataclass(frozen=True)
@@ -64,150 +43,63 @@ class ReviewTarget:
     force_nonce: str | None = None  # a forced re-run gets a new key (and edits the same comment)
     stages: frozenset[str] = ALL_STAGES
 
+    def key(self, config: RepoConfig, prompt_hash: str, *, online: bool) -> str:
+        return run_key_for(
+            repo=self.repo,
+            pr=self.pr,
+            head_sha=self.head_sha,
+            base_sha=self.base_sha,
+            adr_path=self.adr_path,
+            content=self.content,
+            config=config,
+            prompt_hash=prompt_hash,
+            online=online,
+            stages=self.stages,
+            nonce=self.force_nonce,
+        )
+
 
 @dataclass(frozen=True)
 class ReviewDeps:
     index: AdrIndex
     folder: Sequence[Adr]  # the parsed ADRs of the folder (supersession, summaries)
     llm: LlmPort | None  # None: offline or no API key -> extractive recall, no blind spots
-    store: CheckpointStore
     config: RepoConfig
     link_base: str | None = None  # for the comment: ".../blob/<base sha>", "" relative, None no links
     adr_dir: str = ""  # repo-relative folder of the ADRs; Adr.path and Citation.path are relative to it
     llm_unavailable_reason: Literal["no_api_key", "offline"] = "no_api_key"
     recall_enabled: bool = True  # the process kill switch (Settings.recall_enabled)
-    prompts_dir: Path | None = None
-    owner: str | None = None  # set: take a lease on the run (several processes share the store)
-    lease_ttl_s: float = 900.0
-    memo_factory: Callable[[str], StageMemo] | None = None  # set: the caller owns the run lifecycle
+    prompts: PromptLibrary | None = None  # None: the packaged prompts
     seed: int | None = None  # perspective draw; None: derived from the run key (reproducible)
     recall_fn: RecallFn | None = None  # None: app.pipeline.recall.run_recall
     blindspots_fn: BlindSpotsFn | None = None  # None: app.pipeline.blindspot.run_blindspots
 
 
 # --------------------------------------------------------------------------------------------------
-# Run key
-
-
-def prompts_hash(prompts_dir: Path | None = None) -> str:
-    """Hash of every prompt file that can change a stage's result (golden cases excluded)."""
-    root = prompts_dir or PROMPTS_DIR
-    h = hashlib.sha256()
-    if root.is_dir():
-        for p in sorted(root.rglob("*")):
-            rel = p.relative_to(root).as_posix()
-            if not p.is_file() or "/golden/" in f"/{rel}" or any(part.startswith(".") for part in p.parts):
-                continue
-            h.update(rel.encode())
-            h.update(b"\0")
-            h.update(p.read_bytes())
-            h.update(b"\0")
-    return h.hexdigest()[:16]
-
-
-def config_hash(config: RepoConfig) -> str:
-    text = json.dumps(config.model_dump(mode="json"), sort_keys=True, ensure_ascii=False)
-    return hashlib.sha256(text.encode()).hexdigest()[:16]
-
-
-def run_key_for(target: ReviewTarget, config: RepoConfig, prompt_hash: str, *, online: bool = True) -> str:
-    """Same inputs, same key: a re-run reuses the stored stages. online=False (no model) is part of the
-    key, so adding an API key later recomputes instead of reusing the extractive results."""
-    material = {
-        "v": RUN_KEY_VERSION,
-        "serde": SERDE_VERSION,
-        "repo": target.repo,
-        "pr": target.pr,
-        "head": target.head_sha,
-        "base": target.base_sha,
-        "path": target.adr_path,
-        "content": hashlib.sha256(target.content).hexdigest(),
-        "config": config_hash(config),
-        "prompts": prompt_hash,
-        "online": online,
-        "stages": sorted(target.stages),
-        "nonce": target.force_nonce,
-    }
-    digest = hashlib.sha256(json.dumps(material, sort_keys=True).encode()).hexdigest()
-    return f"rk{RUN_KEY_VERSION}-{digest[:32]}"
-
-
-# --------------------------------------------------------------------------------------------------
 # Use case
 
 
-def review_adr(target: ReviewTarget, deps: ReviewDeps) -> Review:
+def review_adr(
+    target: ReviewTarget,
+    deps: ReviewDeps,
+    memo: StageMemo = no_memo,
+    *,
+    run_key: str | None = None,
+    reused: Sequence[str] = (),
+) -> Review:
+    """Review one ADR. `memo` checkpoints the stages (the caller binds it to `run_key`); `reused` is
+    the live list the memo appends reused stage names to, for the footer."""
     started = time.monotonic()
-    online = deps.llm is not None
-    run_key = run_key_for(target, deps.config, prompts_hash(deps.prompts_dir), online=online)
-    owns_run = deps.memo_factory is None
-    if owns_run:
-        deps.store.ensure_run(run_key, _run_meta(target))
-        if deps.owner is not None:
-            if not deps.store.claim(run_key, deps.owner, deps.lease_ttl_s):
-                deps.store.record_attempt(run_key, "run", None, "skipped-locked", owner=deps.owner)
-                log.info("run_locked", extra={"run_key": run_key, "path": target.adr_path})
-                raise RunLocked(run_key)
-        else:
-            deps.store.set_state(run_key, "running")
-    try:
-        review = _review(target, deps, run_key, started)
-    except Exception as exc:
-        if owns_run:
-            deps.store.set_state(run_key, "failed", f"{type(exc).__name__}: {exc}"[:2000])
-        raise
-    finally:
-        if owns_run and deps.owner is not None:
-            deps.store.release(run_key, deps.owner)
-    if owns_run:
-        if review.error:
-            deps.store.set_state(run_key, "failed", review.error[:2000])
-        else:
-            deps.store.set_state(run_key, "completed")
-    return review
-
-
-def review_many(targets: Iterable[ReviewTarget], deps: ReviewDeps) -> list[Review]:
-    """Each ADR independently; an unexpected failure of one becomes that ADR's error Review. A run
-    locked by another worker is left out (that worker will publish it)."""
-    reviews: list[Review] = []
-    for target in targets:
-        try:
-            reviews.append(review_adr(target, deps))
-        except RunLocked:
-            continue
-        except Exception as exc:
-            log.exception("review_failed", extra={"path": target.adr_path})
-            key = run_key_for(
-                target, deps.config, prompts_hash(deps.prompts_dir), online=deps.llm is not None
-            )
-            reviews.append(
-                _error_review(target, deps, f"internal error: {type(exc).__name__}: {exc}", key, 0.0)
-            )
-    return reviews
-
-
-def _review(target: ReviewTarget, deps: ReviewDeps, run_key: str, started: float) -> Review:
+    if run_key is None:
+        run_key = target.key(deps.config, _library(deps).hash, online=deps.llm is not None)
     rel = relative_adr_path(target.adr_path, deps.adr_dir)
     try:
         adr = parse_adr(rel, target.content)
     except AdrParseError as exc:
         log.warning("adr_parse_failed", extra={"path": target.adr_path, "reason": exc.reason})
-        deps.store.record_attempt(run_key, "parse", None, "failed", error=exc.reason)
-        return _error_review(target, deps, exc.reason, run_key, time.monotonic() - started)
-
-    reused: list[str] = []
-    memo: StageMemo
-    if deps.memo_factory is None:
-        memo = memo_for(deps.store, run_key, owner=deps.owner, on_reuse=reused.append)
-    else:
-        inner = deps.memo_factory(run_key)
-
-        def memo(stage: str, compute: Callable[[], dict[str, Any]]) -> dict[str, Any]:
-            # The caller's memo hides reuse; a stored checkpoint is what it will serve.
-            if deps.store.get(run_key, stage) is not None:
-                reused.append(stage)
-            return inner(stage, compute)
+        return error_review(
+            target, deps.config, deps.adr_dir, exc.reason, run_key, time.monotonic() - started
+        )
 
     skipped: list[tuple[str, str]] = []
     recall: RecallResult | None = None
@@ -220,7 +112,7 @@ def _review(target: ReviewTarget, deps: ReviewDeps, run_key: str, started: float
             config=deps.config,
             memo=memo,
             enabled=deps.recall_enabled,
-            prompts_dir=deps.prompts_dir,
+            prompts=_library(deps),
         )
         skipped.extend(recall_skips(recall, offline_reason=offline_reason(deps)))
     else:
@@ -242,7 +134,7 @@ def _review(target: ReviewTarget, deps: ReviewDeps, run_key: str, started: float
             config=deps.config.blindspot,
             seed=deps.seed if deps.seed is not None else seed_for(run_key),
             memo=memo,
-            prompts_dir=deps.prompts_dir,
+            prompts=_library(deps),
             overrides={
                 name: StepOverrides.from_config(deps.config.llm, name) for name in deps.config.llm.prompts
             },
@@ -258,7 +150,7 @@ def _review(target: ReviewTarget, deps: ReviewDeps, run_key: str, started: float
         models=models,
         usage=usage,
         duration_s=time.monotonic() - started,
-        perspectives=_perspective_names(blind.selected_perspectives, language, deps.prompts_dir)
+        perspectives=_perspective_names(blind.selected_perspectives, language, _library(deps))
         if blind
         else (),
         embedding=_embedding_of(recall),
@@ -288,10 +180,6 @@ def relative_adr_path(adr_path: str, adr_dir: str) -> str:
     if folder and path.startswith(folder + "/"):
         return path[len(folder) + 1 :]
     return path if not folder else posixpath.basename(path)
-
-
-def seed_for(run_key: str) -> int:
-    return int(hashlib.sha256(run_key.encode()).hexdigest()[:8], 16)
 
 
 def offline_reason(deps: ReviewDeps) -> str | None:
@@ -327,13 +215,16 @@ def blindspot_skips(blind: BlindSpotResult) -> list[tuple[str, str]]:
     return out
 
 
-def _perspective_names(ids: Sequence[str], language: str, prompts_dir: Path | None) -> tuple[str, ...]:
+def _library(deps: ReviewDeps) -> PromptLibrary:
+    return deps.prompts if deps.prompts is not None else packaged()
+
+
+def _perspective_names(ids: Sequence[str], language: str, prompts: PromptLibrary) -> tuple[str, ...]:
     """The drawn perspectives by name, in the comment's language (the ids stay in BlindSpotResult)."""
     from app.core.perspectives import ConstitutionError
-    from app.pipeline.blindspot import load_constitution
 
     try:
-        by_id = {p.id: p for p in load_constitution(prompts_dir)}
+        by_id = {p.id: p for p in prompts.constitution()}
     except ConstitutionError:
         return tuple(ids)
     return tuple(by_id[i].localized(language)[0] if i in by_id else i for i in ids)
@@ -355,25 +246,14 @@ def _language(adr_language: str, config: RepoConfig) -> Literal["en", "ja"]:
     return "ja" if adr_language == "ja" else "en"
 
 
-def _run_meta(target: ReviewTarget) -> dict[str, Any]:
-    return {
-        "repo": target.repo,
-        "pr": target.pr,
-        "head_sha": target.head_sha,
-        "base_sha": target.base_sha,
-        "adr_path": target.adr_path,
-        "stages": sorted(target.stages),
-        "forced": target.force_nonce is not None,
-    }
-
-
-def _error_review(
-    target: ReviewTarget, deps: ReviewDeps, error: str, run_key: str, duration: float
+def error_review(
+    target: ReviewTarget, config: RepoConfig, adr_dir: str, error: str, run_key: str, duration: float
 ) -> Review:
+    """The Review of an ADR that could not be reviewed: the comment says why."""
     text = target.content[:4000].decode("utf-8", errors="ignore")
     language: Literal["en", "ja"] = "ja" if is_japanese(text) else "en"
-    if deps.config.language in ("en", "ja"):
-        language = "ja" if deps.config.language == "ja" else "en"
+    if config.language in ("en", "ja"):
+        language = "ja" if config.language == "ja" else "en"
     return Review(
         adr_path=target.adr_path,
         adr_id="",
@@ -384,7 +264,7 @@ def _error_review(
         skipped=(),
         meta=RunMeta(run_key, "error", (), Usage(), duration, (), ""),
         error=error,
-        adr_dir=deps.adr_dir,
+        adr_dir=adr_dir,
     )
 
 

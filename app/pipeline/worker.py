@@ -1,12 +1,12 @@
 """Workers of the durable queue: claim a run (compare-and-set lease), execute its stages through the
 checkpoint memo, and settle it in a terminal state (seed 004 / ADR-0116's kill matrix).
 
-- Claim: `RunQueue.claim` takes the lease only if it is free or expired; a worker that loses the race
+- Claim: `StateStore.claim` takes the lease only if it is free or expired; a worker that loses the race
   records a `skipped-locked` attempt (stage "run") and moves on. Threads of one process also skip a run
   another local thread is claiming, so in-process contention does not flood the audit trail.
 - Execute: every stage goes through `memo_for` (checkpointed results are reused, `skipped-checkpoint`),
-  wrapped so that each stage boundary restarts the watchdog clock, checks for cancellation (a newer
-  head SHA superseded the run) or a lost lease, and calls the fault hook (tests only).
+  wrapped so that each stage boundary restarts the watchdog clock and checks for cancellation (a newer
+  head SHA superseded the run) or a lost lease.
 - Settle: completed; on an error, back to the queue with back-off while attempts remain, else failed
   with the error; a worker killed mid-run leaves its lease to expire and the run is reclaimed by
   anyone, resuming at its first unfinished stage. A run claimed more often than max_attempts (its
@@ -27,26 +27,14 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from app.pipeline.checkpoint import memo_for
-from app.pipeline.ports import CheckpointStore, StageMemo
-from app.pipeline.queue import QueueItem, RunQueue
+from app.pipeline.ports import StageMemo, StateStore
+from app.pipeline.queue import QueueItem
 
 log = logging.getLogger(__name__)
 
 
 class RunAbandoned(Exception):
     """The run is no longer ours to finish: cancelled, failed by the watchdog, or the lease was lost."""
-
-
-class FaultHook(Protocol):
-    """Test-only fault injection. Points per stage: "before" (entering the memo), "start" (not
-    checkpointed, about to compute), "during" (computed, not yet checkpointed), "after" (checkpointed);
-    per run: ("run", "claim") before the lease CAS and ("run", "complete") after the last stage."""
-
-    def __call__(self, stage: str, point: str, item: QueueItem) -> None: ...
-
-
-def no_fault(stage: str, point: str, item: QueueItem) -> None:
-    return None
 
 
 @dataclass(frozen=True)
@@ -69,9 +57,7 @@ class Executor(Protocol):
 class RunContext:
     item: QueueItem
     owner: str
-    queue: RunQueue
-    store: CheckpointStore
-    fault: FaultHook = no_fault
+    store: StateStore
     lease_lost: threading.Event = field(default_factory=threading.Event)
     failed_in_stage: bool = False
     reused: list[str] = field(default_factory=list)
@@ -84,7 +70,7 @@ class RunContext:
         """Raise RunAbandoned if the run was cancelled / failed meanwhile or our lease is gone."""
         if self.lease_lost.is_set():
             raise RunAbandoned(f"{self.run_key}: lease lost")
-        now = self.queue.get(self.run_key)
+        now = self.store.item(self.run_key)
         if now is None or now.state != "running":
             raise RunAbandoned(f"{self.run_key}: state is {now.state if now else 'gone'}")
         if now.lease_owner != self.owner:
@@ -95,23 +81,14 @@ class RunContext:
 
         def memo(stage: str, compute: Callable[[], dict[str, Any]]) -> dict[str, Any]:
             self.check()
-            self.fault(stage, "before", self.item)
-
-            def computed() -> dict[str, Any]:
-                self.fault(stage, "start", self.item)  # not checkpointed: this attempt executes it
-                result = compute()
-                self.fault(stage, "during", self.item)  # computed (and paid for), not yet checkpointed
-                return result
-
             try:
-                result = inner(stage, computed)
+                result = inner(stage, compute)
             except RunAbandoned:
                 raise
             except BaseException:
                 self.failed_in_stage = True
                 raise
-            self.queue.progress(self.run_key)
-            self.fault(stage, "after", self.item)
+            self.store.progress(self.run_key)
             return result
 
         return memo
@@ -122,24 +99,20 @@ def default_owner() -> str:
 
 
 class WorkerPool:
-    """N worker threads, one heartbeat thread and one watchdog thread over a RunQueue."""
+    """N worker threads, one heartbeat thread and one watchdog thread over a StateStore."""
 
     def __init__(
         self,
-        queue: RunQueue,
-        store: CheckpointStore,
+        store: StateStore,
         executor: Executor,
         config: WorkerConfig | None = None,
         *,
         owner_prefix: str | None = None,
-        fault: FaultHook = no_fault,
     ) -> None:
-        self.queue = queue
         self.store = store
         self.executor = executor
         self.config = config or WorkerConfig()
         self.owner_prefix = owner_prefix or default_owner()
-        self.fault = fault
         self.wake = threading.Event()
         self._stop = threading.Event()
         self._threads: list[threading.Thread] = []
@@ -205,14 +178,13 @@ class WorkerPool:
 
     def run_once(self, owner: str) -> bool:
         """Claim and execute at most one due run. True if a run was executed."""
-        for item in self.queue.due(self.config.batch):
+        for item in self.store.due(self.config.batch):
             with self._lock:
                 if item.run_key in self._claiming or item.run_key in self._active:
                     continue  # another thread of this process has it
                 self._claiming.add(item.run_key)
             try:
-                self.fault("run", "claim", item)
-                claimed = self.queue.claim(item.run_key, owner, self.config.lease_ttl_s)
+                claimed = self.store.claim(item.run_key, owner, self.config.lease_ttl_s)
                 if claimed is None:
                     self.store.record_attempt(
                         item.run_key,
@@ -224,7 +196,7 @@ class WorkerPool:
                     )
                     log.info("run_skipped_locked", extra={"run_key": item.run_key, "owner": owner})
                     continue
-                ctx = RunContext(claimed, owner, self.queue, self.store, self.fault)
+                ctx = RunContext(claimed, owner, self.store)
                 with self._lock:
                     self._active[item.run_key] = ctx
             finally:
@@ -244,7 +216,7 @@ class WorkerPool:
             err = item.last_error or item.error or "worker died"
             msg = f"gave up after {item.attempts - 1} attempts: {err}"
             self.store.record_attempt(key, "run", None, "failed", error=msg, owner=ctx.owner)
-            self.queue.finish(key, ctx.owner, "failed", msg)
+            self.store.finish(key, ctx.owner, "failed", msg)
             self.failed += 1
             return
         started = time.monotonic()
@@ -261,24 +233,23 @@ class WorkerPool:
                 self.store.record_attempt(
                     key, "run", None, "failed", time.monotonic() - started, error=err, owner=ctx.owner
                 )
-            if self.queue.exhausted(key):
-                self.queue.finish(key, ctx.owner, "failed", err)
+            if self.store.exhausted(key):
+                self.store.finish(key, ctx.owner, "failed", err)
                 self.failed += 1
                 log.warning("run_failed", extra={"run_key": key, "error": err})
             else:
                 delay = self.config.retry_backoff_s * item.attempts
-                self.queue.retry_later(key, ctx.owner, err, delay)
+                self.store.retry_later(key, ctx.owner, err, delay)
                 log.warning("run_retry", extra={"run_key": key, "error": err, "in_s": delay})
             return
-        self.fault("run", "complete", item)
-        if self.queue.finish(key, ctx.owner, "completed"):
+        if self.store.finish(key, ctx.owner, "completed"):
             self.completed += 1
             log.info(
                 "run_completed",
                 extra={"run_key": key, "s": round(time.monotonic() - started, 3), "reused": ctx.reused},
             )
         else:
-            log.info("run_not_completed", extra={"run_key": key, "state": self.queue.state(key)})
+            log.info("run_not_completed", extra={"run_key": key, "state": self.store.state(key)})
 
     # -- background ------------------------------------------------------------------------------------
     def _heartbeat(self) -> None:
@@ -297,7 +268,7 @@ class WorkerPool:
         every = max(0.2, min(self.config.watchdog_every_s, self.config.stall_after_s / 4))
         while not self._stop.wait(every):
             try:
-                for key in self.queue.watchdog(self.config.stall_after_s):
+                for key in self.store.watchdog(self.config.stall_after_s):
                     log.error("run_stalled_by_watchdog", extra={"run_key": key})
             except Exception:
                 log.exception("watchdog_error")

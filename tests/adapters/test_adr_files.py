@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
 
-from app.adapters.adr_files import is_adr_candidate, load_adr_folder, read_adr_file
+import app.core.adr as adr_package
+from app.adapters.adr_files import _parser_version, is_adr_candidate, load_adr_folder, read_adr_file
 from app.core.adr import AdrParseError, canonical_id_key
 
-SHARED = Path(__file__).resolve().parents[2] / ".." / "shared"
 REPO = Path(__file__).resolve().parents[2]
+# Slices of the real corpora (SOURCE.md there); the whole ones: benchmarks/test_shared_corpora.py
+CORPORA = REPO / "tests" / "fixtures" / "corpora"
 
 
 def _write(root: Path, rel: str, data: bytes | str) -> None:
@@ -89,11 +92,9 @@ def test_duplicate_ids_keep_the_first_and_suffix_later_ones(tmp_path: Path) -> N
 
 
 def test_kuma_reused_numbers_get_unique_ids() -> None:
-    root = SHARED / "corpora" / "kumahq__kuma"
-    assert root.is_dir(), f"shared corpora missing at {root.resolve()}"
-    adrs, errors = load_adr_folder(root)
+    adrs, errors = load_adr_folder(CORPORA / "kumahq__kuma")
     assert not errors
-    assert len(adrs) == 109
+    assert len(adrs) == 6
     keys = [canonical_id_key(a.adr_id) for a in adrs]
     assert len(set(keys)) == len(keys)
     by_path = {a.path: a.adr_id for a in adrs}
@@ -104,18 +105,41 @@ def test_kuma_reused_numbers_get_unique_ids() -> None:
 
 
 def test_every_corpus_folder_loads_without_errors() -> None:
-    corpora = SHARED / "corpora"
-    assert corpora.is_dir(), f"shared corpora missing at {corpora.resolve()}"
+    corpora = CORPORA
     total = 0
     for folder in sorted(p for p in corpora.iterdir() if p.is_dir()):
         adrs, errors = load_adr_folder(folder)
         assert not errors, errors
         assert len({canonical_id_key(a.adr_id) for a in adrs}) == len(adrs)
         total += len(adrs)
-    assert total == 644
+    assert total == 42
     # Nested folders keep their relative path (the qrels use "tendermint-core/adr-007-....md").
     cometbft, _ = load_adr_folder(corpora / "cometbft__cometbft")
     assert "tendermint-core/adr-007-trust-metric-usage.md" in {a.path for a in cometbft}
+
+
+def test_parse_cache_version_changes_when_any_module_of_the_parser_package_changes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The cache key covers every module of app/core/adr/, not only its __init__: a copy of the package
+    stands in for it, and changing or adding any one module must change the version."""
+    before = _parser_version()
+    copy = tmp_path / "adr"
+    shutil.copytree(
+        Path(str(adr_package.__file__)).parent, copy, ignore=shutil.ignore_patterns("__pycache__")
+    )
+    monkeypatch.setattr(adr_package, "__file__", str(copy / "__init__.py"))
+    assert _parser_version() == before  # the same bytes give the same version
+    modules = sorted(copy.glob("*.py"))
+    assert len(modules) > 1
+    for module in modules:
+        original = module.read_bytes()
+        module.write_bytes(original + b"\n# changed\n")
+        assert _parser_version() != before, module.name
+        module.write_bytes(original)
+    assert _parser_version() == before
+    (copy / "new_rules.py").write_text("RULES = ()\n", encoding="utf-8")
+    assert _parser_version() != before
 
 
 def test_read_adr_file_errors_carry_the_relative_path(tmp_path: Path) -> None:

@@ -8,7 +8,7 @@ import pytest
 import responses
 
 from app.adapters.github import GitHubAdapter, RetryPolicy, pick_comment, retry_wait
-from app.core.render import marker
+from app.core.marker import marker
 from app.pipeline.ports import GitHubError, RepoComment
 from tests.fakes.github_api import FakeGitHub, Fault, blob_sha
 
@@ -181,6 +181,34 @@ def test_a_post_that_landed_despite_a_502_is_not_repeated(fake: FakeGitHub, gh: 
     assert created and comment.marker_key == "k"
     assert len(fake.comments_on(2)) == 1
     assert fake.count("POST", r"/issues/2/comments$") == 1
+
+
+def test_a_401_with_a_token_fails_at_once(fake: FakeGitHub, gh: GitHubAdapter, clock: Clock) -> None:
+    """Only an App installation token is minted again (tests/server/test_app_auth_catchup.py)."""
+    fake.fail("GET", r"/pulls/2$", Fault(401, body={"message": "Bad credentials"}))
+    with pytest.raises(GitHubError) as info:
+        gh.pull_request(REPO, 2)
+    assert info.value.status == 401 and clock.sleeps == [] and fake.count("GET", r"/pulls/2$") == 1
+
+
+def test_every_request_of_a_delivery_scoped_client_carries_the_delivery_id(
+    fake: FakeGitHub, clock: Clock
+) -> None:
+    path = "docs/adr/0002-b.md"
+    fake.add_pull(2, head="h", base="b", changes={path: b"# two"})
+    fake.known_comment_ids.add(492700400)
+    fake.fail("GET", r"/pulls/2/files$", Fault(502))  # a retried request carries it too
+    gh = GitHubAdapter("t", delivery_id="guid-1", sleep=clock.sleep, clock=clock.time)
+    gh.pull_request(REPO, 2)
+    gh.changed_files(REPO, 2)
+    gh.read_file(REPO, path, "h")
+    gh.upsert_comment(REPO, 2, path, marker(path, "k") + "\nbody")
+    gh.add_reaction(REPO, 492700400, "eyes")
+    assert len(fake.request_headers) >= 7
+    assert {h.get("X-GitHub-Delivery") for h in fake.request_headers} == {"guid-1"}
+    assert {h.get("Authorization") for h in fake.request_headers} == {"token t"}
+    GitHubAdapter("t", sleep=clock.sleep).default_branch(REPO)
+    assert "X-GitHub-Delivery" not in fake.request_headers[-1]
 
 
 def test_base_url_for_enterprise_server() -> None:

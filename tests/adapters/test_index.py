@@ -9,9 +9,10 @@ from pathlib import Path
 import pytest
 
 from app.adapters.adr_files import load_adr_folder
-from app.adapters.index import ChromaAdrIndex, chroma_client, collection_name_for
+from app.adapters.chroma_store import chroma_client, collection_name_for
+from app.adapters.index import ChromaAdrIndex
+from app.adapters.index_open import ensure_synced, open_index, open_index_for
 from app.core.chunking import ChunkParams
-from app.pipeline.retrieval import ensure_synced, open_index, open_index_for
 
 ADRS = {
     "0001-record-decisions.md": "# 1. Record architecture decisions\n\n## Status\n\nAccepted\n\n## Context\n\n"

@@ -8,8 +8,8 @@ import pytest
 
 from app.adapters import adr_files
 from app.adapters.adr_files import load_adr_folder, load_adr_folder_cached
+from app.adapters.index_open import fusion_params, open_index_for, qualify_cosine_for
 from app.config import RetrievalConfig
-from app.pipeline.retrieval import fusion_params, open_index_for, qualify_cosine_for
 
 
 @pytest.fixture

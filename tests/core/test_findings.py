@@ -30,8 +30,7 @@ from app.core.findings import (
 )
 from app.core.results import Finding
 
-SHARED = Path(__file__).resolve().parents[2] / ".." / "shared"
-SEED_002 = SHARED / "seeds" / "002_da59eb14823afb63.txt"
+SEED_002 = Path(__file__).resolve().parents[1] / "fixtures" / "seeds" / "002_da59eb14823afb63.txt"
 
 
 def finding(title: str, severity: str = "medium", source: str = "devils_advocate", **kw: object) -> Finding:

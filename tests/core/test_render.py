@@ -6,19 +6,21 @@ from __future__ import annotations
 import dataclasses
 import os
 import re
+import shutil
 from pathlib import Path
 
 import pytest
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
+from app.core.marker import parse_marker
 from app.core.render import (
     DEFAULT_BUDGET,
     GITHUB_COMMENT_LIMIT,
     LABELS,
     STRINGS,
+    TEMPLATES_DIR,
     is_degraded,
-    parse_marker,
     render_comment,
     render_step_summary,
 )
@@ -425,6 +427,27 @@ def test_both_languages_have_every_string() -> None:
     assert STRINGS["en"].keys() == STRINGS["ja"].keys()
     for table in LABELS["en"]:
         assert LABELS["en"][table].keys() == LABELS["ja"][table].keys(), table
+
+
+def test_the_strings_come_from_the_i18n_files_beside_the_templates(tmp_path: Path) -> None:
+    templates = tmp_path / "templates"
+    shutil.copytree(TEMPLATES_DIR, templates)
+    ja = templates / "i18n" / "ja.yaml"
+    ja.write_text(
+        ja.read_text(encoding="utf-8").replace("関連する過去の決定", "過去の関連決定"), encoding="utf-8"
+    )
+    body = render_comment(japanese_review(), link_base=LINK_BASE, templates_dir=templates)
+    assert "### 📚 過去の関連決定" in body and "関連する過去の決定" not in body
+
+
+def test_a_malformed_i18n_file_is_named(tmp_path: Path) -> None:
+    templates = tmp_path / "templates"
+    shutil.copytree(TEMPLATES_DIR, templates)
+    (templates / "i18n" / "en.yaml").write_text(
+        "strings:\n  title: [not, a, string]\nlabels: {}\n", encoding="utf-8"
+    )
+    with pytest.raises(ValueError, match=r"i18n/en\.yaml"):
+        render_comment(english_review(), link_base=LINK_BASE, templates_dir=templates)
 
 
 def test_error_review_renders_an_error_comment() -> None:

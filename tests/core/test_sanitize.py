@@ -10,17 +10,15 @@ import pytest
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
-from app.core.render import (
-    MARKER_PREFIX,
+from app.core.markdown_safe import (
     UnsanitizedOutput,
     Untrusted,
-    _env,
-    marker,
-    parse_marker,
     sanitize_block,
     sanitize_code,
     sanitize_inline,
 )
+from app.core.marker import MARKER_PREFIX, marker, parse_marker
+from app.core.render import _env
 
 MD = MarkdownIt("commonmark", {"html": True}).enable("table").enable("strikethrough")
 

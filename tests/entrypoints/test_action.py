@@ -18,10 +18,12 @@ import responses
 
 from app.adapters.github import GitHubAdapter
 from app.config import RepoConfig
-from app.core.render import parse_marker
+from app.core.marker import parse_marker
 from app.core.results import Candidate, RetrievalResult
 from app.core.text import tokenize
-from app.entrypoints.action import INPUTS, OUTPUTS, input_env_name, output_block, run_action
+from app.entrypoints.action import run_action
+from app.entrypoints.action_env import INPUTS, OUTPUTS, input_env_name
+from app.entrypoints.workflow_commands import output_block
 from app.pipeline.ports import GitHubPort, LlmPort, SyncReport
 from tests.fakes.blindspot_answers import da_answer, judge_echo_answer, pm_answer
 from tests.fakes.github_api import FakeGitHub, Fault
@@ -462,6 +464,8 @@ def test_a_bad_repo_config_is_a_clear_error(h: Harness) -> None:
     assert r.code == 1
     assert "::error file=.github/adr-review.yml,title=adr-review::" in r.stdout
     assert "adr_path: Extra inputs are not permitted" in r.stdout
+    assert "not a valid adr-review config" in r.summary  # where the user looks: the job summary too
+    assert h.adr_comments() == [] and h.llm.count() == 0  # never reviewed with the defaults instead
 
 
 def test_model_inputs_reach_the_llm_requests(h: Harness) -> None:
@@ -505,7 +509,7 @@ def test_not_in_actions_is_a_clear_error() -> None:
 
 
 def test_the_model_cache_goes_into_the_cached_folder() -> None:
-    from app.entrypoints.action import export_model_cache
+    from app.entrypoints.action_env import export_model_cache
 
     env: dict[str, str] = {}
     export_model_cache(env, Path("/ws/.adr-review"))
@@ -571,7 +575,7 @@ def test_every_action_yml_input_is_read_by_the_entrypoint() -> None:
     and the entrypoint reads no input that action.yml does not declare."""
     import inspect
 
-    from app.entrypoints.action import MODEL_INPUTS, ActionInputs
+    from app.entrypoints.action_env import MODEL_INPUTS, ActionInputs
 
     declared = set(load_yaml(ROOT / "action.yml")["inputs"])
     assert set(SAMPLE_INPUTS) == declared
@@ -706,3 +710,26 @@ def test_the_cli_command_runs_the_action_with_the_production_factories(
     again = capsys.readouterr().out
     assert "+0 ~0 -0 =7 (offline-hash" in again and "0 ADR(s) downloaded" in again
     assert (h.tmp / ".adr-review" / "index").is_dir() and (h.tmp / ".adr-review" / "blobs").is_dir()
+
+
+def test_the_action_runs_the_shared_pr_use_case(h: Harness, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The Action and the App run one flow: app.pipeline.pr.plan, then run_target per target (the App's
+    side of this is tests/server/test_app_runs.py::test_the_app_runs_the_shared_pr_use_case)."""
+    from app.pipeline import pr
+
+    seen: list[str] = []
+    real_plan, real_run = pr.plan, pr.run_target
+
+    def plan(*a: Any, **kw: Any) -> Any:
+        seen.append("plan")
+        return real_plan(*a, **kw)
+
+    def run_target(*a: Any, **kw: Any) -> Any:
+        seen.append("run_target")
+        return real_run(*a, **kw)
+
+    monkeypatch.setattr(pr, "plan", plan)
+    monkeypatch.setattr(pr, "run_target", run_target)
+    open_pr(h)
+    assert h.run("pull_request", "pull_request__opened.payload.json").code == 0
+    assert seen == ["plan", "run_target"] and len(h.adr_comments()) == 1

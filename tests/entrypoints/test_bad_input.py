@@ -292,6 +292,7 @@ def test_an_unexpected_failure_is_one_line_not_a_traceback(
     assert len(err.strip().splitlines()) <= 1
 
 
+@pytest.mark.real_process
 def test_the_installed_command_prints_no_traceback(work: Path) -> None:
     """End to end through the console script: a store under a file is one line, exit 1."""
     proc = subprocess.run(

@@ -12,7 +12,8 @@ from app.cli import main
 from tests.fakes.blindspot_answers import da_answer, judge_echo_answer, pm_answer
 from tests.fakes.messages_server import FakeMessagesServer, Reply, request_text
 
-SEED_002 = Path(__file__).resolve().parents[2] / ".." / "shared" / "seeds" / "002_da59eb14823afb63.txt"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+SEED_002 = FIXTURES / "seeds" / "002_da59eb14823afb63.txt"
 
 
 @pytest.fixture
@@ -106,7 +107,7 @@ def test_recall_runs_over_the_folder_and_its_citations_reach_the_critics(
     tmp_path: Path,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    corpus = Path(__file__).resolve().parents[2] / ".." / "shared" / "corpora" / "cardano-scaling__hydra"
+    corpus = FIXTURES / "corpora" / "cardano-scaling__hydra"
     folder = tmp_path / "hydra"
     folder.mkdir()
     for src in sorted(corpus.glob("*.md"))[:12]:

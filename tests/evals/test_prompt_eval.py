@@ -7,6 +7,7 @@ committed files.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import shutil
 import subprocess
@@ -16,22 +17,26 @@ from typing import Any
 import pytest
 import yaml
 
-from app.evals import prompts as eval_prompts
-from app.evals.golden import (
+from app.entrypoints.commands import eval_prompts
+from app.evals.golden.cases import (
     CASE_SUFFIX,
     RECORDING_SUFFIX,
     SOURCE_FAKE_SERVER,
     SOURCE_HAND_WRITTEN,
     SOURCE_LIVE,
-    check_thresholds,
     request_key,
 )
+from app.evals.golden.runner import discover_prompts
+from app.evals.golden.scoring import check_thresholds
+from app.evals.golden.selection import select_changed
 from app.pipeline.ports import LlmRequest
 from app.prompts import PROMPTS_DIR
 from tests.fakes.messages_server import FakeMessagesServer
 
 REPO = Path(__file__).resolve().parents[2]
-SHARED = REPO / ".." / "shared"
+# sha256 of each golden input's source (a corpus file, a seed, or a query_text of a corpus' qrels.jsonl),
+# recorded from shared/ when the copy was made; benchmarks/test_shared_corpora.py re-checks it there.
+GOLDEN_SOURCES = REPO / "tests" / "fixtures" / "golden-library.sha256"
 BLINDSPOT_PROMPTS = (
     "blindspot-devils-advocate",
     "blindspot-premortem",
@@ -143,24 +148,16 @@ def _library_sources() -> list[Path]:
     return sorted(p for p in (PROMPTS_DIR / "_golden" / "adrs").rglob("*") if p.is_file())
 
 
-def test_golden_inputs_are_unmodified_copies_of_the_shared_adrs() -> None:
-    """Cases cite ../shared: the copies must still be what they cite (fails loudly without shared/)."""
-    assert (SHARED / "corpora").is_dir(), f"shared corpora missing at {SHARED.resolve()}"
+def test_golden_inputs_are_unmodified_copies_of_their_sources() -> None:
+    """Cases cite their sources: every copy must still be, byte for byte, the source it was taken from."""
     root = PROMPTS_DIR / "_golden" / "adrs"
+    lines = GOLDEN_SOURCES.read_text(encoding="utf-8").splitlines()
+    sums = {rel: digest for digest, rel in (line.split("  ", 1) for line in lines)}
+    assert {p.relative_to(root).as_posix() for p in _library_sources()} == set(sums)
     for path in _library_sources():
         rel = path.relative_to(root).as_posix()
-        kind, rest = rel.split("/", 1)
-        if kind in ("corpora", "seeds"):
-            assert path.read_bytes() == (SHARED / kind / rest).read_bytes(), rel
-        else:
-            assert kind == "queries", rel
-            corpus, name = rest.split("/", 1)
-            qrels = [
-                json.loads(line)
-                for line in (SHARED / "corpora" / corpus / "qrels.jsonl").read_text().splitlines()
-            ]
-            texts = {q["query"].rsplit("/", 1)[-1]: q["query_text"] for q in qrels}
-            assert path.read_text(encoding="utf-8") == texts[name], rel
+        assert rel.split("/", 1)[0] in ("corpora", "seeds", "queries"), rel
+        assert hashlib.sha256(path.read_bytes()).hexdigest() == sums[rel], rel
 
 
 # --- staleness -------------------------------------------------------------------------------------
@@ -579,8 +576,8 @@ def test_changed_since_selects_only_the_changed_prompts(
     if commit:
         _git(git_repo, "add", "-A")
         _git(git_repo, "commit", "-q", "--allow-empty", "-m", "change")
-    names = eval_prompts.discover_prompts(git_repo / "prompts")
-    assert eval_prompts.select_changed(names, git_repo / "prompts", "main") == expected
+    names = discover_prompts(git_repo / "prompts")
+    assert select_changed(names, git_repo / "prompts", "main") == expected
 
 
 def test_changed_since_runs_only_the_selected_prompt(

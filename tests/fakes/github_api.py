@@ -87,6 +87,7 @@ class FakeGitHub:
         self.permissions: dict[str, str] = {}
         self.known_comment_ids: set[int] = set()  # comments that exist outside this fake (a command comment)
         self.requests: list[tuple[str, str]] = []  # (method, path) of every request, in order
+        self.request_headers: list[dict[str, str]] = []  # the headers of every request, in order
         self.now = 1_700_000_000.0
         self._faults: list[tuple[str, re.Pattern[str], deque[Fault]]] = []
         self._ids = itertools.count(1_000_001)
@@ -167,6 +168,7 @@ class FakeGitHub:
         query = {k: v[0] for k, v in parse_qs(url.query).items()}
         method = request.method
         self.requests.append((method, path))
+        self.request_headers.append(dict(request.headers))
         landed: Fault | None = None
         for m, pattern, queue in self._faults:
             if m == method and queue and pattern.search(path):

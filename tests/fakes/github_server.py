@@ -1,10 +1,15 @@
-"""A fake GitHub REST API on 127.0.0.1 for PyGithub (via `base_url`) and the App auth adapter.
+"""A fake GitHub REST API on 127.0.0.1 for PyGithub (via `base_url`): REST, App auth, hook deliveries.
 
 It keeps repositories, pull requests, files at refs, issue comments and reactions in memory and counts
 what matters to the idempotency tests: comment creations and edits per issue, installation tokens
-minted, redeliveries requested. Runs in-process (`FakeGitHubServer().start()`) or as its own process
-(`python -m tests.fakes.github_server --port 0 --state seed.json` prints `PORT <n>`), so a worker in a
-subprocess that gets SIGKILLed and restarted talks to one counter.
+minted, redeliveries requested. Installation tokens behave like GitHub's: each minted token is limited
+to the `repositories` its request named (another repository answers 404), a revoked one answers 401
+(`revoke_tokens()`), and given the App's public key the fake checks the App JWT (RS256, `iss`). Every
+request is logged with its Authorization and X-GitHub-Delivery headers (`request_log`).
+
+Runs in-process (`FakeGitHubServer().start()`) or as its own process (`python -m
+tests.fakes.github_server --port 0 --state seed.json` prints `PORT <n>`), so a worker in a subprocess
+that gets SIGKILLed and restarted talks to one counter.
 
 REST routes (the handful the adapters use):
     GET  /repos/{o}/{r}                               GET  /repos/{o}/{r}/installation
@@ -17,7 +22,7 @@ REST routes (the handful the adapters use):
     POST /app/hook/deliveries/{id}/attempts           (re-sends the stored request to its URL)
 Control routes: GET /_state (counters + comments), POST /_seed (merge a state document), POST /_reset,
 POST /_deliver {url, event, payload, secret, delivery?} (send a signed webhook and record the delivery,
-failed or not, as GitHub would), POST /_fail {route_regex, status, times} (scripted API failures).
+failed or not, as GitHub would), POST /_fail {route_regex, status, times, headers?} (scripted failures).
 
 Seed document: {"repos": {"o/r": {"default_branch": "main", "installation_id": 1,
   "refs": {"main": {"path": "text"}, "<sha>": {...}},
@@ -58,9 +63,22 @@ def _now_iso(offset_s: float = 0.0) -> str:
 class FakeGitHubServer(LocalServer):
     thread_name = "fake-github"
 
-    def __init__(self, host: str = "127.0.0.1", port: int = 0, token_ttl_s: float = 3600.0) -> None:
+    def __init__(
+        self,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        token_ttl_s: float = 3600.0,
+        *,
+        app_id: str | None = None,
+        app_public_key: str | None = None,
+    ) -> None:
         super().__init__(host, port)
         self.token_ttl_s = token_ttl_s
+        self.app_id = app_id
+        self.app_public_key = app_public_key  # PEM: App JWTs are verified (else any Bearer passes)
+        self.tokens: dict[str, dict[str, Any]] = {}  # minted token -> installation, repositories, permissions
+        self.token_requests: list[dict[str, Any]] = []  # body and delivery header of every mint
+        self.request_log: list[dict[str, Any]] = []  # method, path, authorization, delivery
         self.lock = threading.RLock()
         self.repos: dict[str, dict[str, Any]] = {}
         self.comments: dict[int, dict[str, Any]] = {}
@@ -100,8 +118,17 @@ class FakeGitHubServer(LocalServer):
                 self.deliveries.append(dict(d))
         return self
 
+    def revoke_tokens(self) -> None:
+        """Every installation token minted so far answers 401 from now on (as after a key rotation)."""
+        with self.lock:
+            for t in self.tokens.values():
+                t["revoked"] = True
+
     def reset(self) -> None:
         with self.lock:
+            self.tokens.clear()
+            self.token_requests.clear()
+            self.request_log.clear()
             self.comments.clear()
             self.reactions.clear()
             self.counters.clear()
@@ -116,6 +143,7 @@ class FakeGitHubServer(LocalServer):
                 "reactions": list(self.reactions),
                 "deliveries": [{k: v for k, v in d.items() if k != "request"} for d in self.deliveries],
                 "requests": len(self.requests),
+                "token_requests": list(self.token_requests),
             }
 
     def comments_on(self, repo: str, issue: int) -> list[dict[str, Any]]:
@@ -296,11 +324,25 @@ def _make_handler(gh: FakeGitHubServer) -> type[BaseHTTPRequestHandler]:
                 return
             with gh.lock:
                 gh.requests.append((method, path))
+                gh.request_log.append(
+                    {
+                        "method": method,
+                        "path": path,
+                        "authorization": self.headers.get("Authorization"),
+                        "delivery": self.headers.get("X-GitHub-Delivery"),
+                    }
+                )
                 for fail in gh.failures:
                     if fail["times"] > 0 and re.search(fail["route_regex"], f"{method} {path}"):
                         fail["times"] -= 1
-                        self._send(int(fail["status"]), {"message": "scripted failure"})
+                        self._send(
+                            int(fail["status"]), {"message": "scripted failure"}, fail.get("headers") or {}
+                        )
                         return
+                refused = self._refused(path)
+            if refused is not None:
+                self._send(*refused)
+                return
             for m, pattern, name in _ROUTES:
                 match = pattern.match(path)
                 if m == method and match:
@@ -315,6 +357,37 @@ def _make_handler(gh: FakeGitHubServer) -> type[BaseHTTPRequestHandler]:
                     self._send(status, payload, headers)
                     return
             self._send(404, {"message": f"Not Found: no fake route {method} {path}"})
+
+        def _refused(self, path: str) -> tuple[int, dict[str, str]] | None:
+            """GitHub's answer to a request its credentials do not allow, or None."""
+            auth = str(self.headers.get("Authorization") or "")
+            if path.startswith("/app"):
+                return self._check_jwt(auth)
+            minted = gh.tokens.get(auth.removeprefix("token ").strip()) if auth.startswith("token ") else None
+            if minted is None:  # a static token (the Action, dev): not checked
+                return None
+            if minted.get("revoked"):
+                return 401, {"message": "Bad credentials"}
+            match = re.match(r"^/repos/[^/]+/([^/]+)", path)
+            allowed = minted.get("repositories")
+            if match and allowed is not None and match[1] not in allowed:
+                return 404, {"message": "Not Found"}
+            return None
+
+        def _check_jwt(self, auth: str) -> tuple[int, dict[str, str]] | None:
+            if not auth.startswith("Bearer "):
+                return 401, {"message": "A JSON web token could not be decoded"}
+            if gh.app_public_key is None:
+                return None
+            import jwt
+
+            try:
+                claims = jwt.decode(auth.removeprefix("Bearer "), gh.app_public_key, algorithms=["RS256"])
+            except jwt.PyJWTError as exc:
+                return 401, {"message": f"'Expiration time' claim ('exp') or signature is invalid: {exc}"}
+            if str(claims.get("iss")) != str(gh.app_id) or claims["exp"] - claims["iat"] > 600:
+                return 401, {"message": "'Issuer' claim ('iss') must be the App's id; at most 10 minutes"}
+            return None
 
         def do_GET(self) -> None:  # noqa: N802
             self._dispatch("GET")
@@ -567,19 +640,37 @@ def _make_handler(gh: FakeGitHubServer) -> type[BaseHTTPRequestHandler]:
 
         # -- the App -------------------------------------------------------------------------------
         def h_create_token(self, p: dict[str, str], q: dict[str, str], b: Any) -> tuple[int, Any, None]:
-            if not str(self.headers.get("Authorization", "")).startswith("Bearer "):
-                return 401, {"message": "A JSON web token could not be decoded"}, None
+            gh.token_requests.append(
+                {"installation": int(p["id"]), "body": b, "delivery": self.headers.get("X-GitHub-Delivery")}
+            )
             gh.counters["tokens_minted"] += 1
             token = f"ghs_fake{next(gh._ids)}"
-            return 201, {"token": token, "expires_at": _now_iso(gh.token_ttl_s), "permissions": {}}, None
+            permissions = b.get("permissions") or {"metadata": "read", "contents": "read", "issues": "write"}
+            gh.tokens[token] = {
+                "installation": int(p["id"]),
+                "repositories": b.get("repositories"),
+                "permissions": permissions,
+            }
+            answer = {"token": token, "expires_at": _now_iso(gh.token_ttl_s), "permissions": permissions}
+            if b.get("repositories") is not None:
+                answer["repository_selection"] = "selected"
+            return 201, answer, None
 
         def h_get_app(self, p: dict[str, str], q: dict[str, str], b: Any) -> tuple[int, Any, None]:
             return 200, {"id": 1, "slug": "adr-review", "name": "adr-review"}, None
 
-        def h_list_deliveries(self, p: dict[str, str], q: dict[str, str], b: Any) -> tuple[int, Any, None]:
+        def h_list_deliveries(
+            self, p: dict[str, str], q: dict[str, str], b: Any
+        ) -> tuple[int, Any, dict[str, str]]:
+            """Newest first, `per_page` rows, the next page behind a `cursor` in the Link header."""
             gh.counters["delivery_lists"] += 1
             rows = [{k: v for k, v in d.items() if k != "request"} for d in reversed(gh.deliveries)]
-            return 200, rows[: int(q.get("per_page", 30))], None
+            size, start = int(q.get("per_page", 30)), int(q.get("cursor", 0))
+            headers = {}
+            if start + size < len(rows):
+                nxt = f"{gh.base_url}/app/hook/deliveries?per_page={size}&cursor={start + size}"
+                headers["Link"] = f'<{nxt}>; rel="next"'
+            return 200, rows[start : start + size], headers
 
         def h_redeliver(self, p: dict[str, str], q: dict[str, str], b: Any) -> tuple[int, Any, None]:
             did = int(p["id"])

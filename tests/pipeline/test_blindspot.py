@@ -21,12 +21,13 @@ from app.core.results import Citation, Usage
 from app.pipeline.blindspot import CRITIC_PROMPTS, JUDGE_PROMPT, run_blindspots
 from app.pipeline.ports import LlmError, LlmRequest
 from app.pipeline.structured import StepOverrides
+from app.prompts import PromptFiles
 from tests.fakes import blindspot_answers
 from tests.fakes.blindspot_answers import ALL_CATEGORIES, ad_answer, da_answer, judge_echo_answer, pm_answer
 from tests.fakes.llm import FakeLlm
 
 ROOT = Path(__file__).resolve().parents[2]
-SHARED = ROOT / ".." / "shared"
+FIXTURES = ROOT / "tests" / "fixtures"
 DA, PM, AD = (CRITIC_PROMPTS[n] for n in ("devils_advocate", "premortem", "adjacent_domain"))
 JUDGE = JUDGE_PROMPT
 
@@ -393,7 +394,7 @@ def test_a_broken_constitution_fails_only_the_devils_advocate(adr: Adr, tmp_path
         (prompts / name).symlink_to(ROOT / "prompts" / name)
     (prompts / "constitution.yaml").write_text("perspectives: []\n")
     fake = happy()
-    result = run(adr, fake, prompts_dir=prompts)
+    result = run(adr, fake, prompts=PromptFiles(prompts))
     assert [e.node for e in result.errors] == ["devils_advocate"]
     assert "constitution" in result.errors[0].message
     assert fake.count(DA) == 0
@@ -427,7 +428,7 @@ def test_adr_text_cannot_close_the_data_block(adr: Adr) -> None:
 
 
 def test_japanese_adr_prompts_ask_for_japanese(adr: Adr) -> None:
-    ja = parse_adr("0071.md", (SHARED / "seeds" / "002_da59eb14823afb63.txt").read_bytes())
+    ja = parse_adr("0071.md", (FIXTURES / "seeds" / "002_da59eb14823afb63.txt").read_bytes())
     fake = happy()
     run(ja, fake, seed=3)
     da = fake.requests(DA)[0]

@@ -18,6 +18,7 @@ from app.core.results import Candidate, EmptyReason, RetrievalResult
 from app.core.text import contains_verbatim, tokenize
 from app.pipeline.ports import LlmError, SyncReport
 from app.pipeline.recall import PROMPT_NAME, build_query_text, recall_query, run_recall
+from app.prompts import PromptFiles
 from tests.fakes.llm import FakeLlm
 from tests.fakes.messages_server import FakeMessagesServer, Reply, recall_candidates
 
@@ -329,7 +330,7 @@ def test_any_model_failure_is_llm_failed_with_zero_citations(reply: Any, kind: s
 
 
 def test_a_broken_prompt_folder_is_llm_failed(tmp_path: Path) -> None:
-    result = recall(FakeLlm(), prompts_dir=tmp_path)
+    result = recall(FakeLlm(), prompts=PromptFiles(tmp_path))
     assert result.empty_reason == "llm_failed" and "prompt" in result.errors[0].message
 
 

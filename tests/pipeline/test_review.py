@@ -1,6 +1,6 @@
-"""The review use case over fakes at the ports (LLM, index) and the real checkpoint stores:
-recall -> blind spots -> Review, checkpoint reuse after an interruption (in one process and across
-two processes on SQLite), run keys, ADR isolation, leases."""
+"""The review use case over fakes at the ports (LLM, index) and the real state store: recall -> blind
+spots -> Review, checkpoint reuse after an interruption (in one process and across two processes on
+SQLite), run keys, ADR isolation. review_adr computes only: no run rows, no leases."""
 
 from __future__ import annotations
 
@@ -10,7 +10,6 @@ import re
 import subprocess
 import sys
 import textwrap
-import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -18,26 +17,19 @@ from typing import Any
 import pytest
 
 from app.adapters.adr_files import load_adr_folder
-from app.adapters.store import MemoryStore, SqliteStore
+from app.adapters.state_sqlite import SqliteStateStore
 from app.config import RepoConfig
 from app.core.adr import Adr
-from app.core.render import parse_marker, render_comment
-from app.core.results import Candidate, RecallResult, RetrievalResult
+from app.core.marker import parse_marker
+from app.core.render import render_comment
+from app.core.results import Candidate, RetrievalResult
 from app.core.serde import review_from_dict, review_to_dict
 from app.core.text import tokenize
-from app.pipeline.blindspot import CRITIC_PROMPTS, JUDGE_PROMPT, load_constitution
+from app.pipeline.blindspot import CRITIC_PROMPTS, JUDGE_PROMPT
 from app.pipeline.checkpoint import memo_for
 from app.pipeline.ports import CheckpointStore, LlmError, LlmRequest
-from app.pipeline.review import (
-    ReviewDeps,
-    ReviewTarget,
-    RunLocked,
-    prompts_hash,
-    relative_adr_path,
-    review_adr,
-    review_many,
-    run_key_for,
-)
+from app.pipeline.review import ReviewDeps, ReviewTarget, relative_adr_path, review_adr
+from app.prompts import PromptFiles, packaged
 from tests.fakes.blindspot_answers import judge_echo_answer
 from tests.fakes.llm import FakeLlm
 
@@ -226,20 +218,32 @@ def target(path: str = KAFKA, **kw: Any) -> ReviewTarget:
     )
 
 
-def deps(
-    store: CheckpointStore, llm: FakeLlm | None, adrs: Sequence[Adr] | None = None, **kw: Any
-) -> ReviewDeps:
+def deps(llm: FakeLlm | None, adrs: Sequence[Adr] | None = None, **kw: Any) -> ReviewDeps:
     adrs = list(adrs if adrs is not None else folder())
     return ReviewDeps(
         index=kw.pop("index", FakeIndex(adrs)),
         folder=adrs,
         llm=llm,
-        store=store,
         config=kw.pop("config", RepoConfig()),
         link_base=kw.pop("link_base", "https://github.com/acme/shop/blob/" + "b" * 40),
         adr_dir=kw.pop("adr_dir", "examples/adr"),
         **kw,
     )
+
+
+def memory() -> SqliteStateStore:
+    return SqliteStateStore(":memory:")
+
+
+def key_of(t: ReviewTarget, d: ReviewDeps) -> str:
+    return t.key(d.config, packaged().hash, online=d.llm is not None)
+
+
+def run_review(store: CheckpointStore, t: ReviewTarget, d: ReviewDeps) -> Any:
+    """What a caller does: bind a memo over the store to the run key, then review."""
+    key = key_of(t, d)
+    reused: list[str] = []
+    return review_adr(t, d, memo_for(store, key, on_reuse=reused.append), run_key=key, reused=reused)
 
 
 def outcomes(store: CheckpointStore, key: str) -> list[tuple[str, str]]:
@@ -250,8 +254,8 @@ def outcomes(store: CheckpointStore, key: str) -> list[tuple[str, str]]:
 
 
 def test_offline_review_is_still_a_useful_comment() -> None:
-    store = MemoryStore()
-    review = review_adr(target(), deps(store, None, llm_unavailable_reason="offline"))
+    store = memory()
+    review = run_review(store, target(), deps(None, llm_unavailable_reason="offline"))
     assert review.error is None
     assert review.recall is not None and review.recall.mode == "extractive"
     assert review.recall.citations, "extractive recall should cite the related example ADRs"
@@ -261,20 +265,20 @@ def test_offline_review_is_still_a_useful_comment() -> None:
     body = render_comment(review, link_base=None)
     assert "Blind-spot analysis**: needs an API key" in body
     assert "Extractive recall (no model)" in body
-    assert store.get_run(review.meta.run_key).state == "completed"  # type: ignore[union-attr]
+    assert store.get_run(review.meta.run_key) is None  # the run row is the caller's, not review_adr's
 
 
 def test_full_review_through_the_fake_llm() -> None:
     adrs = folder()
     llm = scripted_llm(adrs)
-    store = MemoryStore()
-    review = review_adr(target(), deps(store, llm, adrs))
+    store = memory()
+    review = run_review(store, target(), deps(llm, adrs))
     assert review.recall is not None and review.recall.mode == "llm"
     assert [c.adr_id for c in review.recall.citations] and review.recall.dropped == {}
     assert review.blindspots is not None and review.blindspots.status == "judged"
     assert {f.severity for f in review.blindspots.findings} >= {"critical", "high"}
     assert len(review.blindspots.selected_perspectives) == 3
-    constitution = {p.id: p.name for p in load_constitution()}
+    constitution = {p.id: p.name for p in packaged().constitution()}
     assert review.meta.perspectives == tuple(constitution[i] for i in review.blindspots.selected_perspectives)
     assert review.meta.usage.calls == 4 == sum(llm.counts().values())
     assert review.meta.usage.cost_usd > 0 and review.meta.models
@@ -297,9 +301,9 @@ def test_full_review_through_the_fake_llm() -> None:
 def test_a_rerun_of_the_same_inputs_pays_for_nothing() -> None:
     adrs = folder()
     llm = scripted_llm(adrs)
-    store = MemoryStore()
-    first = review_adr(target(), deps(store, llm, adrs))
-    second = review_adr(target(), deps(store, llm, adrs))
+    store = memory()
+    first = run_review(store, target(), deps(llm, adrs))
+    second = run_review(store, target(), deps(llm, adrs))
     assert llm.count() == 4  # no new call
     assert second.meta.run_key == first.meta.run_key
     assert set(second.meta.reused_stages) == {"recall", "critic:devils_advocate", "critic:premortem", "judge"}
@@ -319,16 +323,15 @@ def test_interrupted_after_the_critics_resumes_from_checkpoints() -> None:
     adrs = folder()
     llm = scripted_llm(adrs)
     llm.queue(JUDGE, Crash("killed during the judge"))
-    store = MemoryStore()
+    store = memory()
     with pytest.raises(Crash):
-        review_adr(target(), deps(store, llm, adrs))
-    key = run_key_for(target(), RepoConfig(), prompts_hash(), online=True)
-    assert store.get_run(key).state == "running"  # type: ignore[union-attr]  # like a real kill
+        run_review(store, target(), deps(llm, adrs))
+    key = target().key(RepoConfig(), packaged().hash, online=True)
     assert store.get(key, "judge") is None
     before = llm.counts()
     assert before == {RECALL: 1, DA: 1, PM: 1, JUDGE: 1}
 
-    review = review_adr(target(), deps(store, llm, adrs))
+    review = run_review(store, target(), deps(llm, adrs))
     assert llm.counts() == {RECALL: 1, DA: 1, PM: 1, JUDGE: 2}  # only the judge ran again
     assert review.blindspots is not None and review.blindspots.status == "judged"
     assert set(review.meta.reused_stages) == {"recall", "critic:devils_advocate", "critic:premortem"}
@@ -351,19 +354,18 @@ def test_interrupted_after_the_critics_resumes_from_checkpoints() -> None:
         (2, "executed", True),
     ]
     assert "Crash: killed during the judge" in (judge_rows[0].error or "")
-    assert store.get_run(key).state == "completed"  # type: ignore[union-attr]
 
 
 def test_a_failed_judge_degrades_and_a_rerun_heals_it() -> None:
     adrs = folder()
     llm = scripted_llm(adrs)
     llm.fail_first(JUDGE, 1, LlmError("timeout", "no answer within 150 s"))
-    store = MemoryStore()
-    first = review_adr(target(), deps(store, llm, adrs))
+    store = memory()
+    first = run_review(store, target(), deps(llm, adrs))
     assert first.blindspots is not None and first.blindspots.status == "unjudged"
     assert ("judge", "judge_failed: llm_error: timeout: no answer within 150 s") in first.skipped
     assert "The Judge did not run" in render_comment(first, link_base=None)
-    second = review_adr(target(), deps(store, llm, adrs))
+    second = run_review(store, target(), deps(llm, adrs))
     assert second.blindspots is not None and second.blindspots.status == "judged"
     assert llm.counts() == {RECALL: 1, DA: 1, PM: 1, JUDGE: 2}
     assert second.skipped == ()
@@ -372,30 +374,29 @@ def test_a_failed_judge_degrades_and_a_rerun_heals_it() -> None:
 SUBPROCESS = textwrap.dedent(
     """
     import json, os, sys
-    from app.adapters.store import SqliteStore
-    from tests.pipeline.test_review import JUDGE, deps, folder, scripted_llm, target
-    from app.pipeline.review import review_adr
+    from app.adapters.state_sqlite import SqliteStateStore
+    from tests.pipeline.test_review import JUDGE, deps, folder, run_review, scripted_llm, target
 
-    store = SqliteStore(sys.argv[1])
+    store = SqliteStateStore(sys.argv[1])
     adrs = folder()
     llm = scripted_llm(adrs)
 
     def killed(request):
-        # A hard kill during the judge call: no exception handler, no finally, the lease stays held.
+        # A hard kill during the judge call: no exception handler, no finally.
         print(json.dumps({"status": "killed", "calls": llm.counts()}), flush=True)
         os._exit(9)
 
     if sys.argv[2] == "kill":
         llm.queue(JUDGE, killed)
-    review = review_adr(target(), deps(store, llm, adrs, owner=sys.argv[3], lease_ttl_s=float(sys.argv[4])))
-    print(json.dumps({"status": review.blindspots.status, "calls": llm.counts()}))
+    result = run_review(store, target(), deps(llm, adrs))
+    print(json.dumps({"status": result.blindspots.status, "calls": llm.counts()}))
     """
 )
 
 
-def _run_child(db: Path, mode: str, owner: str, ttl_s: float) -> tuple[int, dict[str, Any]]:
+def _run_child(db: Path, mode: str) -> tuple[int, dict[str, Any]]:
     proc = subprocess.run(
-        [sys.executable, "-c", SUBPROCESS, str(db), mode, owner, str(ttl_s)],
+        [sys.executable, "-c", SUBPROCESS, str(db), mode],
         cwd=ROOT,
         capture_output=True,
         text=True,
@@ -406,107 +407,53 @@ def _run_child(db: Path, mode: str, owner: str, ttl_s: float) -> tuple[int, dict
     return proc.returncode, result
 
 
+@pytest.mark.real_process
 def test_sqlite_checkpoints_survive_a_killed_process(tmp_path: Path) -> None:
     db = tmp_path / "runs.sqlite"
-    rc, first = _run_child(db, "kill", "worker-1", ttl_s=5.0)
+    rc, first = _run_child(db, "kill")
     assert rc == 9 and first == {"status": "killed", "calls": {RECALL: 1, DA: 1, PM: 1, JUDGE: 1}}
-    key = run_key_for(target(), RepoConfig(), prompts_hash(), online=True)
-    with SqliteStore(db) as store:
-        run = store.get_run(key)
-        assert run is not None and (run.state, run.lease_owner) == ("running", "worker-1")
-        assert not store.claim(key, "intruder", 60)  # the dead worker's lease has not expired yet
-        assert run.lease_expires_at is not None
-        time.sleep(max(0.0, run.lease_expires_at - time.time()) + 0.05)
-
-    rc, second = _run_child(db, "ok", "worker-2", ttl_s=60.0)
+    rc, second = _run_child(db, "ok")
     assert rc == 0
     assert second == {"status": "judged", "calls": {JUDGE: 1}}  # a fresh fake: no call for recall or critics
-    with SqliteStore(db) as store:
-        rows = [(a.stage, a.outcome, a.owner) for a in store.attempts(key)]
+    key = target().key(RepoConfig(), packaged().hash, online=True)
+    store = SqliteStateStore(db)
+    try:
+        rows = [(a.stage, a.outcome) for a in store.attempts(key)]
         for stage in ("recall", "critic:devils_advocate", "critic:premortem"):
-            assert (stage, "executed", "worker-1") in rows
-            assert (stage, "skipped-checkpoint", "worker-2") in rows
+            assert rows.count((stage, "executed")) == 1 and rows.count((stage, "skipped-checkpoint")) == 1
         # The killed judge call left no row (nothing ran to record it); the re-run's is authoritative.
-        assert [(a.outcome, a.owner, a.authoritative) for a in store.attempts(key) if a.stage == "judge"] == [
-            ("executed", "worker-2", True)
+        assert [(a.outcome, a.authoritative) for a in store.attempts(key) if a.stage == "judge"] == [
+            ("executed", True)
         ]
-        run = store.get_run(key)
-        assert run is not None and run.state == "completed" and run.lease_owner is None
-
-
-def test_a_second_worker_is_locked_out() -> None:
-    store = MemoryStore()
-    key = run_key_for(target(), RepoConfig(), prompts_hash(), online=False)
-    assert store.claim(key, "other", 600)
-    with pytest.raises(RunLocked):
-        review_adr(target(), deps(store, None, owner="me"))
-    assert outcomes(store, key) == [("run", "skipped-locked")]
-    assert review_many([target()], deps(store, None, owner="me")) == []
-
-
-def test_memo_factory_leaves_the_run_lifecycle_to_the_caller() -> None:
-    adrs = folder()
-    store = MemoryStore()
-    made: list[str] = []
-
-    def factory(key: str) -> Any:
-        made.append(key)
-        return memo_for(store, key, owner="worker")
-
-    review = review_adr(target(), deps(store, scripted_llm(adrs), adrs, memo_factory=factory))
-    assert made == [review.meta.run_key]
-    assert store.get_run(review.meta.run_key).state == "queued"  # type: ignore[union-attr]
-    assert {a.owner for a in store.attempts(review.meta.run_key)} == {"worker"}
+    finally:
+        store.close()
 
 
 # --- ADR-level problems ------------------------------------------------------------------------------
 
 
 def test_a_file_that_is_not_an_adr_becomes_an_error_comment() -> None:
-    store = MemoryStore()
+    store = memory()
     bad = target(adr_path="docs/adr/0010-empty.md", content=b"")
-    review = review_adr(bad, deps(store, None))
+    review = run_review(store, bad, deps(None))
     assert review.error and review.recall is None
     body = render_comment(review, link_base=None)
     assert parse_marker(body) == ("docs/adr/0010-empty.md", review.meta.run_key)
     assert "Could not review this ADR" in body
-    assert store.get_run(review.meta.run_key).state == "failed"  # type: ignore[union-attr]
-
-
-def test_one_adr_failing_never_stops_the_others() -> None:
-    adrs = folder()
-
-    def recall_fn(proposal: Adr, *args: Any, **kw: Any) -> RecallResult:
-        if "kafka" in proposal.path:
-            raise RuntimeError("index exploded")
-        from app.pipeline.recall import run_recall
-
-        return run_recall(proposal, *args, **kw)
-
-    targets = [
-        target(adr_path="docs/adr/0010-empty.md", content=b"\x00\x01binary"),
-        target(KAFKA),
-        target(REDIS),
-    ]
-    reviews = review_many(targets, deps(MemoryStore(), None, adrs, recall_fn=recall_fn))
-    assert [r.adr_path for r in reviews] == [t.adr_path for t in targets]
-    assert reviews[0].error and reviews[1].error == "internal error: RuntimeError: index exploded"
-    assert reviews[2].error is None and reviews[2].language == "ja"
-    assert all(parse_marker(render_comment(r, link_base=None)) for r in reviews)
 
 
 def test_japanese_adr_gets_a_japanese_comment_unless_forced() -> None:
-    review = review_adr(target(REDIS), deps(MemoryStore(), None))
+    review = run_review(memory(), target(REDIS), deps(None))
     assert review.language == "ja"
     assert "### 📚 関連する過去の決定" in render_comment(review, link_base=None)
-    forced = review_adr(target(REDIS), deps(MemoryStore(), None, config=RepoConfig(language="en")))
+    forced = run_review(memory(), target(REDIS), deps(None, config=RepoConfig(language="en")))
     assert forced.language == "en"
 
 
 def test_recall_excludes_the_adr_under_review_when_it_is_in_the_folder() -> None:
     adrs = folder()
     path = "examples/adr/0005-nats-jetstream-event-bus.md"
-    review = review_adr(target(path), deps(MemoryStore(), None, adrs))
+    review = run_review(memory(), target(path), deps(None, adrs))
     assert review.recall is not None
     assert "ADR-0005" not in [c.adr_id for c in review.recall.citations]
 
@@ -527,30 +474,30 @@ def test_relative_adr_path(adr_path: str, adr_dir: str, expected: str) -> None:
 def test_stages_can_be_narrowed() -> None:
     adrs = folder()
     llm = scripted_llm(adrs)
-    review = review_adr(target(stages=frozenset({"recall"})), deps(MemoryStore(), llm, adrs))
+    review = run_review(memory(), target(stages=frozenset({"recall"})), deps(llm, adrs))
     assert review.blindspots is None and ("blindspots", "not_requested") in review.skipped
     assert llm.counts() == {RECALL: 1}
 
 
 # --- run keys ----------------------------------------------------------------------------------------
 
-BASE_KEY = run_key_for(target(), RepoConfig(), "p1")
+BASE_KEY = target().key(RepoConfig(), "p1", online=True)
 
 
 @pytest.mark.parametrize(
     ("change", "same"),
     [
-        (lambda: run_key_for(target(), RepoConfig(), "p1"), True),
-        (lambda: run_key_for(target(head_sha="c" * 40), RepoConfig(), "p1"), False),
-        (lambda: run_key_for(target(base_sha="c" * 40), RepoConfig(), "p1"), False),
-        (lambda: run_key_for(target(pr=43), RepoConfig(), "p1"), False),
-        (lambda: run_key_for(target(adr_path="docs/adr/x.md"), RepoConfig(), "p1"), False),
-        (lambda: run_key_for(target(content=b"# other"), RepoConfig(), "p1"), False),
-        (lambda: run_key_for(target(), RepoConfig(language="ja"), "p1"), False),
-        (lambda: run_key_for(target(), RepoConfig(), "p2"), False),
-        (lambda: run_key_for(target(), RepoConfig(), "p1", online=False), False),
-        (lambda: run_key_for(target(force_nonce="comment-123"), RepoConfig(), "p1"), False),
-        (lambda: run_key_for(target(stages=frozenset({"recall"})), RepoConfig(), "p1"), False),
+        (lambda: target().key(RepoConfig(), "p1", online=True), True),
+        (lambda: target(head_sha="c" * 40).key(RepoConfig(), "p1", online=True), False),
+        (lambda: target(base_sha="c" * 40).key(RepoConfig(), "p1", online=True), False),
+        (lambda: target(pr=43).key(RepoConfig(), "p1", online=True), False),
+        (lambda: target(adr_path="docs/adr/x.md").key(RepoConfig(), "p1", online=True), False),
+        (lambda: target(content=b"# other").key(RepoConfig(), "p1", online=True), False),
+        (lambda: target().key(RepoConfig(language="ja"), "p1", online=True), False),
+        (lambda: target().key(RepoConfig(), "p2", online=True), False),
+        (lambda: target().key(RepoConfig(), "p1", online=False), False),
+        (lambda: target(force_nonce="comment-123").key(RepoConfig(), "p1", online=True), False),
+        (lambda: target(stages=frozenset({"recall"})).key(RepoConfig(), "p1", online=True), False),
     ],
 )
 def test_run_key_changes_with_every_input(change: Any, same: bool) -> None:
@@ -559,19 +506,21 @@ def test_run_key_changes_with_every_input(change: Any, same: bool) -> None:
     assert (key == BASE_KEY) is same
 
 
-def test_prompts_hash_follows_prompt_files_but_not_golden_cases(tmp_path: Path) -> None:
+def test_the_prompt_hash_follows_prompt_files_but_not_golden_cases(tmp_path: Path) -> None:
     (tmp_path / "p" / "golden").mkdir(parents=True)
     (tmp_path / "p" / "prompt.md").write_text("a")
-    h1 = prompts_hash(tmp_path)
+    library = PromptFiles(tmp_path)
+    h1 = library.hash
     (tmp_path / "p" / "golden" / "case.yaml").write_text("x")
-    assert prompts_hash(tmp_path) == h1
+    assert PromptFiles(tmp_path).hash == h1
     (tmp_path / "p" / "prompt.md").write_text("b")
-    assert prompts_hash(tmp_path) != h1
+    assert PromptFiles(tmp_path).hash != h1
+    assert library.hash == h1  # hashed once: a running process keeps the key of what it loaded
 
 
 def test_review_round_trips_through_json() -> None:
     adrs = folder()
-    review = review_adr(target(), deps(MemoryStore(), scripted_llm(adrs), adrs))
+    review = run_review(memory(), target(), deps(scripted_llm(adrs), adrs))
     data = json.loads(json.dumps(review_to_dict(review), ensure_ascii=False))
     assert review_from_dict(data) == review
     assert dataclasses.asdict(review_from_dict(data)) == dataclasses.asdict(review)

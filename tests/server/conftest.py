@@ -1,4 +1,4 @@
-"""Fixtures for the App server tests: a SQLite store + queue, real payloads, signed requests."""
+"""Fixtures for the App server tests: a SQLite state store, real payloads, signed requests."""
 
 from __future__ import annotations
 
@@ -10,19 +10,17 @@ from typing import Any
 
 import pytest
 
-from app.adapters.queue_store import QueueStore
-from app.adapters.store import SqliteStore
+from app.adapters.state_sqlite import SqliteStateStore
 from app.core.webhook_signature import sign
 from tests.server.harness import Stack
 
-SHARED = Path(__file__).resolve().parents[2] / ".." / "shared"
-PAYLOADS = SHARED / "github-payloads"
+PAYLOADS = Path(__file__).resolve().parents[1] / "fixtures" / "github"  # real GitHub payloads, see README.md
 SECRET = "test-webhook-secret"
 
 
 def payload(name: str) -> dict[str, Any]:
     path = PAYLOADS / name
-    assert path.is_file(), f"shared payload missing: {path} (shared/ must sit beside the repo)"
+    assert path.is_file(), f"payload fixture missing: {path}"
     data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
     return data
 
@@ -40,9 +38,9 @@ def signed_headers(
 
 
 @pytest.fixture
-def queue(tmp_path: Path) -> Iterator[QueueStore]:
-    store = SqliteStore(tmp_path / "app.sqlite3")
-    yield QueueStore(store)
+def queue(tmp_path: Path) -> Iterator[SqliteStateStore]:
+    store = SqliteStateStore(tmp_path / "app.sqlite3")
+    yield store
     store.close()
 
 

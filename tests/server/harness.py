@@ -150,9 +150,8 @@ def repo_seed(pulls: int = 1, adr_every: int = 1) -> dict[str, Any]:
 
 def pr_payload(number: int = PR, head: str = HEAD, action: str = "opened") -> dict[str, Any]:
     """A pull_request webhook body shaped like GitHub's (the real example, retargeted)."""
-    shared = REPO_ROOT / ".." / "shared" / "github-payloads" / "pull_request__opened.payload.json"
-    assert shared.is_file(), f"shared payloads missing at {shared}"
-    data: dict[str, Any] = json.loads(shared.read_text(encoding="utf-8"))
+    recorded = REPO_ROOT / "tests" / "fixtures" / "github" / "pull_request__opened.payload.json"
+    data: dict[str, Any] = json.loads(recorded.read_text(encoding="utf-8"))
     data["action"] = action
     data["number"] = number
     data["installation"] = {"id": INSTALLATION, "node_id": "x"}
@@ -236,8 +235,6 @@ def spawn(
     name: str, args: Sequence[str], env: Mapping[str, str] | None = None, cwd: Path | None = None
 ) -> Proc:
     full_env = dict(os.environ)
-    full_env.pop("ADR_REVIEW_TEST_KILL_AT", None)
-    full_env.pop("ADR_REVIEW_TEST_CLAIM_BARRIER", None)
     full_env["PYTHONUNBUFFERED"] = "1"
     full_env.update(env or {})
     popen = subprocess.Popen(
@@ -329,12 +326,23 @@ class Stack:
         return env
 
     def serve(
-        self, *args: str, env: Mapping[str, str] | None = None, role: str = "all", ready: bool = True
+        self,
+        *args: str,
+        env: Mapping[str, str] | None = None,
+        role: str = "all",
+        ready: bool = True,
+        kill_at: str | None = None,
+        claim_barrier: str | None = None,
     ) -> tuple[Proc, int | None]:
+        """`adr-review serve`; with kill_at / claim_barrier, through tests/server/killable_serve.py,
+        which installs those faults around the real entrypoint."""
+        faults = [
+            *(["--kill-at", kill_at] if kill_at else []),
+            *(["--claim-barrier", claim_barrier] if claim_barrier else []),
+        ]
+        entry = ["-m", "tests.server.killable_serve", *faults] if faults else ["-m", "app", "serve"]
         cmd = [
-            "-m",
-            "app",
-            "serve",
+            *entry,
             "--role",
             role,
             "--port",

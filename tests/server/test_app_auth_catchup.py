@@ -1,4 +1,5 @@
-"""App auth (JWT -> installation tokens, cached) and catch-up on start, against the fake GitHub server."""
+"""App auth on PyGithub (App JWT -> installation tokens per repository, cached, retried, re-minted on a
+401; the delivery header) and catch-up on start, against the fake GitHub server over loopback HTTP."""
 
 from __future__ import annotations
 
@@ -10,14 +11,14 @@ from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-import jwt
 import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 
-from app.adapters.github_app_auth import GitHubAppAuth, GitHubAppError, HookDelivery, load_private_key
-from app.adapters.queue_store import QueueStore
+from app.adapters.github import GitHubClients, load_private_key
+from app.adapters.github.app import APP_PERMISSIONS, HookDelivery
 from app.pipeline.catchup import catch_up, to_redeliver
+from app.pipeline.ports import DeliveryLog, GitHubError
 from tests.fakes.github_server import FakeGitHubServer
 
 
@@ -35,76 +36,189 @@ def _keypair() -> tuple[str, str]:
 
 
 PRIVATE, PUBLIC = _keypair()
+APP_ID = "123"
+REPO, OTHER = "acme/decisions", "acme/other"
+SEED = {
+    "repos": {
+        REPO: {"default_branch": "main", "refs": {"main": {"docs/adr/0001-a.md": "# ADR-0001"}}},
+        OTHER: {"default_branch": "trunk"},
+    }
+}
+MINT = r"POST /app/installations/\d+/access_tokens"
+
+
+def server(token_ttl_s: float = 3600) -> FakeGitHubServer:
+    return FakeGitHubServer(token_ttl_s=token_ttl_s, app_id=APP_ID, app_public_key=PUBLIC).seed(SEED)
 
 
 @pytest.fixture
 def gh() -> Iterator[FakeGitHubServer]:
-    with FakeGitHubServer(token_ttl_s=3600) as server:
-        yield server
+    with server() as fake:
+        yield fake
 
 
-class Clock:
-    def __init__(self) -> None:
-        self.t = time.time()
-
-    def __call__(self) -> float:
-        return self.t
+@pytest.fixture
+def sleeps() -> list[float]:
+    return []
 
 
-def test_app_jwt_is_rs256_signed_by_the_app_key_and_short_lived() -> None:
-    clock = Clock()
-    auth = GitHubAppAuth(123, PRIVATE, clock=clock)
-    claims = jwt.decode(auth.app_jwt(), PUBLIC, algorithms=["RS256"], options={"verify_exp": False})
-    assert claims["iss"] == "123"
-    assert claims["iat"] < clock.t and claims["exp"] - claims["iat"] <= 600  # GitHub's 10-minute cap
+@pytest.fixture
+def clients(gh: FakeGitHubServer, sleeps: list[float]) -> Iterator[GitHubClients]:
+    c = GitHubClients(gh.base_url, app_id=APP_ID, private_key=PRIVATE, sleep=sleeps.append)
+    yield c
+    c.close()
 
 
-def test_installation_tokens_are_cached_until_shortly_before_expiry(gh: FakeGitHubServer) -> None:
-    clock = Clock()
-    auth = GitHubAppAuth(1, PRIVATE, api_url=gh.base_url, clock=clock, refresh_margin_s=300)
-    t1 = auth.installation_token(42)
-    assert auth.installation_token(42) == t1
-    other = auth.installation_token(43)
-    assert other != t1 and gh.counters["tokens_minted"] == 2
-    clock.t += 3600 - 301  # still outside the refresh margin
-    assert auth.installation_token(42) == t1
-    clock.t += 2  # now within 5 minutes of expiry: mint a new one
-    t2 = auth.installation_token(42)
-    assert t2 != t1 and gh.counters["tokens_minted"] == 3
-    auth.close()
+def test_installation_token_is_requested_for_the_repo_and_the_permissions_the_app_needs(
+    gh: FakeGitHubServer, clients: GitHubClients
+) -> None:
+    assert clients.for_run(42, REPO).default_branch(REPO) == "main"  # the fake checked the App JWT
+    (mint,) = gh.token_requests
+    assert mint["installation"] == 42
+    assert mint["body"] == {
+        "repositories": ["decisions"],
+        "permissions": {"metadata": "read", "contents": "read", "pull_requests": "read", "issues": "write"},
+    }
+    assert mint["body"]["permissions"] == dict(APP_PERMISSIONS)
+    rest = [r for r in gh.request_log if r["path"].startswith("/repos/")]
+    assert rest and all(r["authorization"].startswith("token ghs_fake") for r in rest)
+    with pytest.raises(GitHubError) as err:  # the token cannot reach another repository of the installation
+        clients.for_run(42, REPO).default_branch(OTHER)
+    assert err.value.status == 404
 
 
-def test_token_cache_is_shared_by_threads(gh: FakeGitHubServer) -> None:
-    auth = GitHubAppAuth(1, PRIVATE, api_url=gh.base_url)
-    tokens: list[str] = []
-    threads = [threading.Thread(target=lambda: tokens.append(auth.installation_token(7))) for _ in range(10)]
+def test_a_jwt_signed_by_another_key_is_refused(gh: FakeGitHubServer, sleeps: list[float]) -> None:
+    other, _ = _keypair()
+    stranger = GitHubClients(gh.base_url, app_id=APP_ID, private_key=other, sleep=sleeps.append)
+    with pytest.raises(GitHubError) as err:
+        stranger.for_run(42, REPO).default_branch(REPO)
+    assert err.value.status == 401 and "mint an installation token for acme/decisions" in str(err.value)
+    assert sleeps == [] and not any(r["path"].startswith("/repos/") for r in gh.request_log)
+    stranger.close()
+
+
+def test_tokens_are_cached_per_installation_and_repository(
+    gh: FakeGitHubServer, clients: GitHubClients
+) -> None:
+    for _ in range(3):  # three runs on one repo share one token
+        clients.for_run(42, REPO).default_branch(REPO)
+    clients.for_run(42, OTHER).default_branch(OTHER)
+    clients.for_run(43, REPO).default_branch(REPO)
+    assert gh.counters["tokens_minted"] == 3
+    assert [(m["installation"], m["body"]["repositories"]) for m in gh.token_requests] == [
+        (42, ["decisions"]),
+        (42, ["other"]),
+        (43, ["decisions"]),
+    ]
+
+
+def test_a_token_about_to_expire_is_minted_again(sleeps: list[float]) -> None:
+    with server(token_ttl_s=10) as gh:  # inside PyGithub's refresh margin from the start
+        clients = GitHubClients(gh.base_url, app_id=APP_ID, private_key=PRIVATE, sleep=sleeps.append)
+        run = clients.for_run(42, REPO)
+        run.default_branch(REPO)
+        run.default_branch(REPO)
+        assert gh.counters["tokens_minted"] == 2
+        clients.close()
+
+
+def test_token_cache_is_shared_by_threads(gh: FakeGitHubServer, clients: GitHubClients) -> None:
+    branches: list[str] = []
+    threads = [
+        threading.Thread(target=lambda: branches.append(clients.for_run(7, REPO).default_branch(REPO)))
+        for _ in range(10)
+    ]
     for t in threads:
         t.start()
     for t in threads:
         t.join()
-    assert len(set(tokens)) == 1 and gh.counters["tokens_minted"] == 1
-    auth.close()
+    assert branches == ["main"] * 10 and gh.counters["tokens_minted"] == 1
 
 
-def test_api_errors_raise_with_status(gh: FakeGitHubServer) -> None:
-    auth = GitHubAppAuth(1, PRIVATE, api_url=gh.base_url)
-    with pytest.raises(GitHubAppError) as err:
-        auth.redeliver(999_999)
-    assert err.value.status == 404
-    auth.close()
+def test_the_token_mint_is_retried_under_the_policy(
+    gh: FakeGitHubServer, clients: GitHubClients, sleeps: list[float]
+) -> None:
+    gh.failures.append({"route_regex": MINT, "status": 502, "times": 2})
+    gh.failures.append({"route_regex": MINT, "status": 429, "times": 1, "headers": {"Retry-After": "7"}})
+    assert clients.for_run(42, REPO).default_branch(REPO) == "main"
+    assert sleeps == [2.0, 4.0, 7.0]
+    assert gh.counters["tokens_minted"] == 1
 
 
-def test_enterprise_base_url_is_used_verbatim(gh: FakeGitHubServer) -> None:
-    auth = GitHubAppAuth(1, PRIVATE, api_url=gh.base_url + "/")
-    assert auth.api_url == gh.base_url
-    assert auth.app_info()["slug"] == "adr-review"
-    auth.close()
+def test_a_mint_that_keeps_failing_ends_in_a_reported_failure(
+    gh: FakeGitHubServer, clients: GitHubClients, sleeps: list[float]
+) -> None:
+    gh.failures.append({"route_regex": MINT, "status": 500, "times": 100})
+    with pytest.raises(GitHubError) as err:
+        clients.for_run(42, REPO).default_branch(REPO)
+    assert err.value.status == 500 and "gave up after 5 attempt(s)" in str(err.value)
+    assert sleeps == [2.0, 4.0, 8.0, 16.0]
+    assert not any(r["path"].startswith("/repos/") for r in gh.request_log)
+
+
+def test_a_401_drops_the_token_mints_once_more_and_retries(
+    gh: FakeGitHubServer, clients: GitHubClients, sleeps: list[float]
+) -> None:
+    run = clients.for_run(42, REPO)
+    assert run.default_branch(REPO) == "main"
+    gh.revoke_tokens()  # GitHub no longer takes the cached token
+    assert run.default_branch(REPO) == "main"
+    assert gh.counters["tokens_minted"] == 2 and sleeps == []
+    assert clients.for_run(42, REPO).default_branch(REPO) == "main"  # the new token is the cached one now
+    assert gh.counters["tokens_minted"] == 2
+
+
+def test_a_second_401_fails_the_call(gh: FakeGitHubServer, clients: GitHubClients) -> None:
+    gh.failures.append({"route_regex": r"GET /repos/acme/decisions$", "status": 401, "times": 5})
+    with pytest.raises(GitHubError) as err:
+        clients.for_run(42, REPO).default_branch(REPO)
+    assert err.value.status == 401
+    assert gh.counters["tokens_minted"] == 2  # the first token and one more, no third
+    assert [r["path"] for r in gh.request_log if r["path"].startswith("/repos/")] == [f"/repos/{REPO}"] * 2
+
+
+def test_every_request_of_a_delivery_scoped_client_carries_the_delivery_id(
+    gh: FakeGitHubServer, clients: GitHubClients
+) -> None:
+    gh.seed({"repos": {REPO: {"pulls": {"7": {"head_sha": "h" * 40, "base_sha": "b" * 40}}}}})
+    gh.seed({"repos": {REPO: {"refs": {"h" * 40: {"docs/adr/0001-a.md": "# ADR-0001 v2"}}}}})
+    first = clients.for_run(42, REPO, delivery_id="guid-1")
+    first.pull_request(REPO, 7)
+    assert first.read_file(REPO, "docs/adr/0001-a.md", "main") == b"# ADR-0001"
+    first.list_files(REPO, "main", ["docs/adr"])
+    first.upsert_comment(REPO, 7, "docs/adr/0001-a.md", "<!-- x -->\nbody")
+    second = clients.for_run(42, REPO, delivery_id="guid-2")  # the cached token; its own header
+    second.default_branch(REPO)
+    clients.for_run(42, REPO).default_branch(REPO)  # not made for a delivery: no header
+    deliveries = [(r["method"], r["path"], r["delivery"]) for r in gh.request_log]
+    assert deliveries[0] == ("POST", "/app/installations/42/access_tokens", "guid-1")  # the mint too
+    by_delivery: dict[str | None, int] = {}
+    for _method, _path, delivery in deliveries:
+        by_delivery[delivery] = by_delivery.get(delivery, 0) + 1
+    assert set(by_delivery) == {"guid-1", "guid-2", None}
+    assert by_delivery["guid-2"] == 1 and by_delivery[None] == 1 and by_delivery["guid-1"] >= 6
+
+
+def test_runs_without_an_installation_use_the_static_token(gh: FakeGitHubServer) -> None:
+    dev = GitHubClients(gh.base_url + "/", token="dev-token")  # a trailing slash is tolerated
+    assert not dev.has_app
+    assert dev.for_run(None, REPO, "guid-9").default_branch(REPO) == "main"
+    assert (
+        gh.request_log[-1]["authorization"] == "token dev-token"
+        and gh.request_log[-1]["delivery"] == "guid-9"
+    )
+    with pytest.raises(GitHubError, match="no GitHub credentials"):
+        GitHubClients(gh.base_url).for_run(42, REPO)
+    with pytest.raises(GitHubError, match="no GitHub App credentials"):
+        dev.deliveries()
+    with pytest.raises(ValueError, match="private key"):
+        GitHubClients(gh.base_url, app_id=APP_ID)
 
 
 def test_private_key_from_env_text_with_escaped_newlines() -> None:
     escaped = PRIVATE.strip().replace("\n", "\\n")
     assert load_private_key(key=escaped) == PRIVATE.strip() + "\n"
-    with pytest.raises(GitHubAppError):
+    with pytest.raises(ValueError):
         load_private_key()
 
 
@@ -181,7 +295,9 @@ class _WebhookSink:
         self.httpd.server_close()
 
 
-def test_catch_up_redelivers_what_failed_while_we_were_down(gh: FakeGitHubServer, queue: QueueStore) -> None:
+def test_catch_up_redelivers_what_failed_while_we_were_down(
+    gh: FakeGitHubServer, clients: GitHubClients, queue: DeliveryLog
+) -> None:
     sink = _WebhookSink()
     down_url = "http://127.0.0.1:9/webhook"  # nothing listens: "failed to connect"
     pr = {"action": "opened", "installation": {"id": 1}}
@@ -196,8 +312,9 @@ def test_catch_up_redelivers_what_failed_while_we_were_down(gh: FakeGitHubServer
     queue.accept_delivery(Delivery("1", seen["guid"], "pull_request", "opened", 1, "o/r", "0", "{}"), [])
     for d in gh.deliveries:  # point the recorded requests at the live sink, as a restarted server
         d["request"]["url"] = sink.url
-    auth = GitHubAppAuth(1, PRIVATE, api_url=gh.base_url)
-    report = catch_up(auth, queue, now=time.time(), window_s=3 * 86400)
+    api = clients.deliveries(per_page=2)  # three deliveries: two pages
+    report = catch_up(api, queue, now=time.time(), window_s=3 * 86400)
+    assert report.listed == 3 and gh.counters["delivery_lists"] == 2
     assert report.redelivered == [lost["guid"]] and report.errors == []
     deadline = time.monotonic() + 5
 
@@ -210,17 +327,29 @@ def test_catch_up_redelivers_what_failed_while_we_were_down(gh: FakeGitHubServer
     assert gh.counters["redeliveries_requested"] == 1
     assert [(d["guid"], d["status_code"]) for d in redelivered()] == [(lost["guid"], 202)]
     # A second catch-up finds the guid delivered now: nothing more is asked.
-    assert catch_up(auth, queue, now=time.time(), window_s=3 * 86400).redelivered == []
-    auth.close()
+    assert catch_up(api, queue, now=time.time(), window_s=3 * 86400).redelivered == []
     sink.close()
 
 
-def test_catch_up_survives_an_api_outage(gh: FakeGitHubServer, queue: QueueStore) -> None:
-    gh.failures.append({"route_regex": "GET /app/hook/deliveries", "status": 500, "times": 1})
-    auth = GitHubAppAuth(1, PRIVATE, api_url=gh.base_url)
-    report = catch_up(auth, queue, now=time.time(), window_s=3 * 86400)
+def test_deliveries_calls_are_retried_under_the_policy(
+    gh: FakeGitHubServer, clients: GitHubClients, queue: DeliveryLog, sleeps: list[float]
+) -> None:
+    gh.deliver("http://127.0.0.1:9/webhook", "pull_request", {"action": "opened"}, "s")
+    gh.failures.append({"route_regex": "GET /app/hook/deliveries", "status": 503, "times": 1})
+    gh.failures.append({"route_regex": "POST /app/hook/deliveries/.*/attempts", "status": 502, "times": 1})
+    report = catch_up(clients.deliveries(), queue, now=time.time(), window_s=3 * 86400)
+    assert report.listed == 1 and len(report.redelivered) == 1 and report.errors == []
+    assert sleeps == [2.0, 2.0] and gh.counters["redeliveries_requested"] == 1
+    assert all(r["authorization"].startswith("Bearer ") for r in gh.request_log)  # the App JWT
+
+
+def test_catch_up_survives_an_api_outage(
+    gh: FakeGitHubServer, clients: GitHubClients, queue: DeliveryLog, sleeps: list[float]
+) -> None:
+    gh.failures.append({"route_regex": "GET /app/hook/deliveries", "status": 500, "times": 100})
+    report = catch_up(clients.deliveries(), queue, now=time.time(), window_s=3 * 86400)
     assert report.listed == 0 and report.errors and "HTTP 500" in report.errors[0]
-    auth.close()
+    assert "gave up after 5 attempt(s)" in report.errors[0] and sum(sleeps) <= 180
 
 
 def test_hook_delivery_from_github_json() -> None:

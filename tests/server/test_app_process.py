@@ -7,8 +7,12 @@ import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+import pytest
+
 from benchmarks.webhook_burst import check_settled, send_burst
 from tests.server.harness import REPO_ROOT, Stack, post_webhook, pr_payload, repo_seed
+
+pytestmark = pytest.mark.real_process  # every test here runs `adr-review serve` processes
 
 
 def test_the_same_delivery_50_times_at_once_is_one_delivery_one_run_one_comment(stack: Stack) -> None:

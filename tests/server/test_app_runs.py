@@ -12,16 +12,15 @@ import pytest
 
 from app.adapters.events import parse_event
 from app.adapters.github import GitHubAdapter
-from app.adapters.queue_store import QueueStore
 from app.adapters.remote_folder import BlobCache, load_remote_folder
-from app.adapters.store import SqliteStore
+from app.adapters.state_sqlite import SqliteStateStore
 from app.core.results import RetrievalResult
 from app.core.triggers import HELP_TEXT
 from app.pipeline.app_runs import AppDeps, AppExecutor
 from app.pipeline.intake import delivery_record, intake
 from app.pipeline.ports import SyncReport
 from app.pipeline.worker import WorkerConfig, WorkerPool
-from app.prompts import PROMPTS_DIR
+from app.prompts import PROMPTS_DIR, PromptFiles
 from tests.fakes.github_server import FakeGitHubServer
 from tests.server.conftest import payload
 from tests.server.harness import ADR_PATH, BASE, HEAD, INSTALLATION, PR, REPO, pr_payload, repo_seed
@@ -46,28 +45,26 @@ def gh() -> Iterator[FakeGitHubServer]:
 
 @pytest.fixture
 def env(tmp_path: Path, gh: FakeGitHubServer) -> Iterator[dict[str, Any]]:
-    store = SqliteStore(tmp_path / "app.sqlite3")
-    queue = QueueStore(store)
+    store = SqliteStateStore(tmp_path / "app.sqlite3")
     adapter = GitHubAdapter("t", base_url=gh.base_url, seconds_between_writes=None)
     cache = BlobCache()
     prompts = tmp_path / "prompts"
     shutil.copytree(PROMPTS_DIR, prompts)
     deps = AppDeps(
-        queue=queue,
         store=store,
-        github_for=lambda _inst: adapter,
+        github_for=lambda _inst, _repo, _delivery: adapter,
         llm_for=lambda _config: None,
-        index_for=lambda *_: NoIndex(),
+        open_index=lambda *_: NoIndex(),
         load_folder=lambda g, repo, ref, d: load_remote_folder(g, repo, ref, d, cache),
         parse_event=parse_event,
-        prompts_dir=prompts,
+        prompts=PromptFiles(prompts),
     )
-    pool = WorkerPool(queue, store, AppExecutor(deps), WorkerConfig(retry_backoff_s=0), owner_prefix="t")
-    yield {"queue": queue, "store": store, "pool": pool, "prompts": prompts, "deps": deps}
+    pool = WorkerPool(store, AppExecutor(deps), WorkerConfig(retry_backoff_s=0), owner_prefix="t")
+    yield {"queue": store, "store": store, "pool": pool, "prompts": prompts, "deps": deps}
     store.close()
 
 
-def deliver(queue: QueueStore, event: str, data: dict[str, Any], guid: str) -> tuple[str, ...]:
+def deliver(queue: SqliteStateStore, event: str, data: dict[str, Any], guid: str) -> tuple[str, ...]:
     result = intake(event, data)
     assert result.ignored is None, result.ignored
     body = json.dumps(data).encode()
@@ -77,11 +74,11 @@ def deliver(queue: QueueStore, event: str, data: dict[str, Any], guid: str) -> t
 def drain(pool: WorkerPool) -> None:
     while pool.run_once("t:w0"):
         pass
-    failed = [(i.run_key, i.error) for i in pool.queue.items() if i.state == "failed"]  # type: ignore[attr-defined]
+    failed = [(i.run_key, i.error) for i in pool.store.items() if i.state == "failed"]
     assert not failed, failed
 
 
-def states(queue: QueueStore) -> dict[tuple[str, str, str], str]:
+def states(queue: SqliteStateStore) -> dict[tuple[str, str, str], str]:
     return {(i.kind, i.adr_path, i.head_sha[:4]): i.state for i in queue.items()}
 
 
@@ -121,8 +118,8 @@ def test_command_reacts_and_forces_a_new_run_that_edits_the_same_comment(
     drain(env["pool"])
     reviews = [i for i in env["queue"].items() if i.kind == "review"]
     assert len(reviews) == 2 and {r.state for r in reviews} == {"completed"}
-    forced = next(r for r in reviews if r.spec.get("nonce"))
-    assert forced.spec["nonce"] == "comment-555" and forced.spec["stages"] == ["recall"]
+    forced = next(r for r in reviews if r.spec["target"].get("nonce"))
+    assert forced.spec["target"]["nonce"] == "comment-555" and forced.spec["target"]["stages"] == ["recall"]
     assert [r["content"] for r in gh.reactions] == ["eyes"] and gh.reactions[0]["comment_id"] == 555
     assert gh.counters["comments_created"] == 1 and gh.counters["comments_edited"] == 1
     [comment] = gh.comments_on(REPO, PR)
@@ -163,7 +160,7 @@ def test_a_plan_for_an_old_head_is_superseded_and_cancels_nothing_new(
     drain(env["pool"])
     [plan] = env["queue"].items()
     assert plan.state == "completed"
-    assert env["store"].get(plan.run_key, "plan")["decision"] == "superseded"
+    assert env["store"].get(plan.run_key, "plan")["kind"] == "superseded"
     assert gh.comments_on(REPO, PR) == []
 
 
@@ -206,6 +203,7 @@ def test_changed_prompts_rekey_a_queued_review_instead_of_failing_it(
     assert env["pool"].run_once("t:w0")  # the plan keys the review under the current prompts
     judge = env["prompts"] / "blindspot-judge" / "prompt.md"
     judge.write_text(judge.read_text(encoding="utf-8") + "\n", encoding="utf-8")  # a deploy changed them
+    env["deps"].prompts = PromptFiles(env["prompts"])  # ... and restarted the worker: loaded anew
     drain(env["pool"])
     reviews = {i.run_key: i for i in queue.items() if i.kind == "review"}
     assert sorted(i.state for i in reviews.values()) == ["cancelled", "completed"]
@@ -229,13 +227,43 @@ def test_drafts_follow_the_default_branch_config(
     [key] = deliver(env["queue"], "pull_request", data, "g1")
     drain(env["pool"])
     plan = env["store"].get(key, "plan")
-    assert (plan["decision"] == "review") is reviewed
-    assert ("config_error" in plan) is config_error
-    assert bool(gh.comments_on(REPO, PR)) is reviewed
+    assert (plan["kind"] == "review") is reviewed
+    assert (plan["kind"] == "config_error") is config_error
+    comments = gh.comments_on(REPO, PR)
+    if config_error:  # said where the user looks, never replaced by the defaults in silence
+        [comment] = comments
+        assert "could not read its configuration" in comment["body"]
+    else:
+        assert bool(comments) is reviewed
 
 
 def test_base_is_read_from_the_pr_not_the_payload(env: dict[str, Any]) -> None:
     deliver(env["queue"], "pull_request", pr_payload(), "g1")
     drain(env["pool"])
     [review] = [i for i in env["queue"].items() if i.kind == "review"]
-    assert review.spec["base_sha"] == BASE
+    assert review.spec["target"]["base_sha"] == BASE
+
+
+def test_the_app_runs_the_shared_pr_use_case(
+    env: dict[str, Any], gh: FakeGitHubServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The plan run calls app.pipeline.pr.plan and each review run pr.run_target: the functions the
+    Action calls inline (tests/entrypoints/test_action.py::test_the_action_runs_the_shared_pr_use_case)."""
+    from app.pipeline import pr
+
+    seen: list[str] = []
+    real_plan, real_run = pr.plan, pr.run_target
+
+    def plan(*a: Any, **kw: Any) -> Any:
+        seen.append("plan")
+        return real_plan(*a, **kw)
+
+    def run_target(*a: Any, **kw: Any) -> Any:
+        seen.append("run_target")
+        return real_run(*a, **kw)
+
+    monkeypatch.setattr(pr, "plan", plan)
+    monkeypatch.setattr(pr, "run_target", run_target)
+    deliver(env["queue"], "pull_request", pr_payload(), "g1")
+    drain(env["pool"])
+    assert seen == ["plan", "run_target"] and len(gh.comments_on(REPO, PR)) == 1

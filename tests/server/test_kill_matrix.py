@@ -1,5 +1,5 @@
 """ADR-0116's kill matrix with real processes: `adr-review serve` is SIGKILLed at a controlled point
-(ADR_REVIEW_TEST_KILL_AT, read only by the serve command's test hook), restarted on the same SQLite
+(installed around the real entrypoint by tests/server/killable_serve.py), restarted on the same SQLite
 file, and must end with every run completed and
 
 - no duplicate LLM call (the fake Anthropic process counts calls per prompt across the restart),
@@ -19,6 +19,8 @@ from pathlib import Path
 import pytest
 
 from tests.server.harness import ADR_PATH, PR, REPO, Stack, post_webhook, pr_payload
+
+pytestmark = pytest.mark.real_process  # every test here runs `adr-review serve` processes
 
 CRITICS = ("critic:devils_advocate", "critic:premortem")
 REVIEW_STAGES = ("recall", *CRITICS, "judge", "render", "comment")
@@ -55,12 +57,20 @@ MATRIX = [
         {},
         0,
     ),
-    # the re-run finds the posted comment by its marker and edits it: one edit, no second comment
-    ("3a comment posted, not yet checkpointed", "comment:during:review", killed_after(5), PLAN_ONCE, {}, 1),
+    # The re-run finds the posted comment by its marker, already carrying this run key: nothing is
+    # recomputed or edited, and the comment stage records that it was satisfied.
+    (
+        "3a comment posted, not yet checkpointed",
+        "comment:during:review",
+        rows(*((st, E) for st in REVIEW_STAGES[:5]), LEASE_LOST, ("comment", E)),
+        PLAN_ONCE,
+        {},
+        0,
+    ),
     (
         "3b comment checkpointed, run not marked complete",
         "run:complete:review",
-        killed_after(6),
+        ALL_EXECUTED + rows(LEASE_LOST, ("comment", S)),
         PLAN_ONCE,
         {},
         0,
@@ -122,7 +132,7 @@ def test_kill_and_restart(
     stack: Stack, name: str, kill_at: str, review_rows: Counter, plan_rows: Counter, llm: dict, edits: int
 ) -> None:
     stack.fresh(kill_at.replace(":", "_"))
-    first, port = stack.serve(env={"ADR_REVIEW_TEST_KILL_AT": kill_at})
+    first, port = stack.serve(kill_at=kill_at)
     assert port is not None
     status, _ = post_webhook(port, "pull_request", pr_payload(), "kill-" + kill_at)
     assert status == 202
@@ -141,15 +151,15 @@ def test_two_workers_claim_the_same_run_at_once(stack: Stack, tmp_path: Path) ->
     """Row 5 (TOCTOU): both processes see the run unleased and CAS at the same moment; one executes,
     the other records `skipped-locked` and does nothing else."""
     stack.fresh("two-workers")
-    barrier = {"ADR_REVIEW_TEST_CLAIM_BARRIER": f"{tmp_path / 'barrier'}:2:review"}
-    first, port = stack.serve("--workers", "1", env=barrier)
+    barrier = f"{tmp_path / 'barrier'}:2:review"
+    first, port = stack.serve("--workers", "1", claim_barrier=barrier)
     assert port is not None
     assert post_webhook(port, "pull_request", pr_payload(), "two-workers")[0] == 202
     stack.wait_until(
         "the review run to be queued (its first claimer waits at the barrier)",
         lambda: bool(stack.query("SELECT 1 FROM queue WHERE kind = 'review'")),
     )
-    stack.serve("--workers", "1", env=barrier, role="worker")
+    stack.serve("--workers", "1", claim_barrier=barrier, role="worker")
     stack.wait_until("all runs settled", lambda: stack.settled(2), timeout=120)
     try:
         [review] = attempt_rows(stack, "review").values()

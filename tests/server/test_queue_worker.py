@@ -1,4 +1,5 @@
-"""The durable queue and its workers in-process, with a scripted executor and a controllable clock."""
+"""The worker pool over the state store in-process, with a scripted executor and a controllable clock.
+The store's own contract (claim, retry, cancel, watchdog, health) is tests/adapters/test_state_store.py."""
 
 from __future__ import annotations
 
@@ -10,9 +11,8 @@ from typing import Any
 
 import pytest
 
-from app.adapters.queue_store import QueueStore
-from app.adapters.store import SqliteStore
-from app.pipeline.queue import Delivery, QueueItem, RunSpec
+from app.adapters.state_sqlite import SqliteStateStore
+from app.pipeline.queue import QueueItem, RunSpec
 from app.pipeline.worker import RunAbandoned, RunContext, WorkerConfig, WorkerPool
 
 
@@ -29,21 +29,31 @@ def clock() -> Clock:
     return Clock()
 
 
+@pytest.fixture(params=["file", "memory"])
+def open_store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Callable[..., SqliteStateStore]]:
+    """A file (the App) or `:memory:` (one process): the worker threads share either."""
+    opened: list[SqliteStateStore] = []
+
+    def factory(clock: Callable[[], float] = time.time) -> SqliteStateStore:
+        where = tmp_path / "q.sqlite3" if request.param == "file" else ":memory:"
+        store = SqliteStateStore(where, clock=clock)
+        opened.append(store)
+        return store
+
+    yield factory
+    for store in opened:
+        store.close()
+
+
 @pytest.fixture
-def q(tmp_path: Path, clock: Clock) -> Iterator[QueueStore]:
-    store = SqliteStore(tmp_path / "q.sqlite3", clock=clock)
-    yield QueueStore(store)
-    store.close()
+def q(open_store: Callable[..., SqliteStateStore], clock: Clock) -> SqliteStateStore:
+    return open_store(clock)
 
 
 def spec(
     key: str = "r1", *, sha: str = "a" * 40, adr: str = "docs/adr/1.md", max_attempts: int = 3
 ) -> RunSpec:
     return RunSpec(key, "review", "o/r", 7, 1, adr, sha, {}, None, max_attempts)
-
-
-def delivery(guid: str = "g1") -> Delivery:
-    return Delivery("1", guid, "pull_request", "opened", 1, "o/r", "0" * 64, "{}")
 
 
 class Script:
@@ -71,51 +81,30 @@ class Script:
             memo(stage, compute)
 
 
-def pool(q: QueueStore, ex: Script, **cfg: Any) -> WorkerPool:
+def pool(store: Any, ex: Script, **cfg: Any) -> WorkerPool:
     return WorkerPool(
-        q, q.store, ex, WorkerConfig(**{"lease_ttl_s": 60, "retry_backoff_s": 0, **cfg}), owner_prefix="t"
+        store, ex, WorkerConfig(**{"lease_ttl_s": 60, "retry_backoff_s": 0, **cfg}), owner_prefix="t"
     )
 
 
-def outcomes(q: QueueStore, key: str) -> list[tuple[str, str, bool]]:
-    return [(a.stage, a.outcome, a.authoritative) for a in q.store.attempts(key)]
+def outcomes(q: SqliteStateStore, key: str) -> list[tuple[str, str, bool]]:
+    return [(a.stage, a.outcome, a.authoritative) for a in q.attempts(key)]
 
 
-def test_delivery_and_runs_are_one_transaction_and_idempotent(q: QueueStore) -> None:
-    first = q.accept_delivery(delivery(), [spec()])
-    again = q.accept_delivery(delivery(), [spec()])
-    assert (first.stored, first.new_runs) == (True, 1)
-    assert (again.stored, again.new_runs, again.run_keys) == (False, 0, ("r1",))
-    assert q.delivery_count() == 1 and [i.state for i in q.items()] == ["queued"]
-    assert q.store.get_run("r1") is not None
-
-
-def test_claim_is_compare_and_set(q: QueueStore, clock: Clock) -> None:
-    q.enqueue([spec()])
-    assert q.claim("r1", "A", 10) is not None
-    assert q.claim("r1", "B", 10) is None
-    assert q.due() == []  # leased: not offered
-    clock.t += 11
-    [due] = q.due()
-    reclaimed = q.claim("r1", "B", 10)
-    assert reclaimed is not None and reclaimed.lease_owner == "B" and reclaimed.attempts == 2
-
-
-def test_a_worker_that_loses_the_race_records_skipped_locked(q: QueueStore) -> None:
+def test_a_worker_that_loses_the_race_records_skipped_locked(q: SqliteStateStore) -> None:
     q.enqueue([spec()])
     ex = Script()
-    p = pool(q, ex)
     [item] = q.due()
     assert q.claim("r1", "someone-else", 60) is not None
     # The pool saw the run as due before the other worker's claim landed (TOCTOU): its CAS fails.
-    p.queue = _StaleDue(q, [item])
+    p = pool(_StaleDue(q, [item]), ex)
     assert p.run_once("t:w0") is False
     assert outcomes(q, "r1") == [("run", "skipped-locked", False)]
     assert ex.computed == []
 
 
 class _StaleDue:
-    def __init__(self, q: QueueStore, items: list[QueueItem]) -> None:
+    def __init__(self, q: SqliteStateStore, items: list[QueueItem]) -> None:
         self._q, self._items = q, items
 
     def due(self, limit: int = 10) -> list[QueueItem]:
@@ -126,7 +115,7 @@ class _StaleDue:
         return getattr(self._q, name)
 
 
-def test_completed_run_has_one_authoritative_attempt_per_stage(q: QueueStore) -> None:
+def test_completed_run_has_one_authoritative_attempt_per_stage(q: SqliteStateStore) -> None:
     q.enqueue([spec()])
     ex = Script()
     assert pool(q, ex).run_once("t:w0")
@@ -138,13 +127,13 @@ def test_completed_run_has_one_authoritative_attempt_per_stage(q: QueueStore) ->
     ]
 
 
-def test_failure_retries_then_resumes_at_the_failed_stage(q: QueueStore) -> None:
+def test_failure_retries_then_resumes_at_the_failed_stage(q: SqliteStateStore) -> None:
     q.enqueue([spec()])
     ex = Script()
     ex.fail["judge"] = 1
     p = pool(q, ex)
     assert p.run_once("t:w0")
-    item = q.get("r1")
+    item = q.item("r1")
     assert item is not None and item.state == "queued" and "judge broke" in (item.last_error or "")
     assert p.run_once("t:w0")
     assert q.state("r1") == "completed"
@@ -158,31 +147,31 @@ def test_failure_retries_then_resumes_at_the_failed_stage(q: QueueStore) -> None
     ]
 
 
-def test_bounded_attempts_then_failed_with_the_error(q: QueueStore) -> None:
+def test_bounded_attempts_then_failed_with_the_error(q: SqliteStateStore) -> None:
     q.enqueue([spec(max_attempts=2)])
     ex = Script()
     ex.fail["recall"] = 5
     p = pool(q, ex)
     assert p.run_once("t:w0") and p.run_once("t:w0")
     assert not p.run_once("t:w0")
-    run = q.store.get_run("r1")
+    run = q.get_run("r1")
     assert run is not None and run.state == "failed" and "recall broke" in (run.error or "")
-    assert [a.outcome for a in q.store.attempts("r1")] == ["failed", "failed"]
+    assert [a.outcome for a in q.attempts("r1")] == ["failed", "failed"]
 
 
-def test_a_run_whose_workers_keep_dying_is_failed(q: QueueStore, clock: Clock) -> None:
+def test_a_run_whose_workers_keep_dying_is_failed(q: SqliteStateStore, clock: Clock) -> None:
     q.enqueue([spec(max_attempts=2)])
     for owner in ("dead-1", "dead-2"):  # claimed, then the process died: the lease expires
         assert q.claim("r1", owner, 5) is not None
         clock.t += 6
     ex = Script()
     assert pool(q, ex).run_once("t:w0")
-    run = q.store.get_run("r1")
+    run = q.get_run("r1")
     assert run is not None and run.state == "failed" and "gave up after 2 attempts" in (run.error or "")
     assert ex.computed == []
 
 
-def test_a_newer_head_cancels_queued_and_running_runs_of_the_same_adr(q: QueueStore) -> None:
+def test_a_newer_head_stops_a_running_run_at_its_next_stage(q: SqliteStateStore) -> None:
     q.enqueue(
         [spec("old-running"), spec("old-queued", adr="docs/adr/2.md"), spec("other-adr", adr="docs/adr/3.md")]
     )
@@ -195,8 +184,9 @@ def test_a_newer_head_cancels_queued_and_running_runs_of_the_same_adr(q: QueueSt
 
     ex.before["judge"] = supersede
     p = pool(q, ex)
-    assert q.claim("old-running", "t:w0", 60) is not None
-    ctx = RunContext(q.get("old-running"), "t:w0", q, q.store)  # type: ignore[arg-type]
+    claimed = q.claim("old-running", "t:w0", 60)
+    assert claimed is not None
+    ctx = RunContext(claimed, "t:w0", q)
     with pytest.raises(RunAbandoned):
         ex.execute(ctx.item, ctx)
     assert q.state("old-running") == "cancelled"
@@ -207,29 +197,8 @@ def test_a_newer_head_cancels_queued_and_running_runs_of_the_same_adr(q: QueueSt
     assert p.run_once("t:w0")
 
 
-def test_watchdog_fails_a_hung_run_and_flags_it(q: QueueStore, clock: Clock) -> None:
-    q.enqueue([spec("hung"), spec("waiting", adr="docs/adr/2.md")])
-    assert q.claim("hung", "A", 10_000) is not None  # a live lease, renewed by a heartbeat
-    clock.t += 3601
-    assert q.watchdog(3600) == ["hung"]
-    item = q.get("hung")
-    assert item is not None and item.state == "failed" and item.stalled_by_watchdog
-    assert (item.error or "").startswith("stalled_by_watchdog")
-    assert q.state("waiting") == "queued"  # waiting in the backlog is not a stall
-
-
-def test_stage_progress_resets_the_watchdog(q: QueueStore, clock: Clock) -> None:
-    q.enqueue([spec()])
-    q.claim("r1", "A", 10_000)
-    clock.t += 3000
-    q.progress("r1")
-    clock.t += 3000
-    assert q.watchdog(3600) == []
-
-
-def test_pool_threads_drain_the_queue_without_duplicates(tmp_path: Path) -> None:
-    store = SqliteStore(tmp_path / "real-clock.sqlite3")
-    queue = QueueStore(store)
+def test_pool_threads_drain_the_queue_without_duplicates(open_store: Callable[..., SqliteStateStore]) -> None:
+    queue = open_store()
     queue.enqueue([spec(f"r{i}", adr=f"docs/adr/{i}.md") for i in range(30)])
     ex = Script()
     p = pool(queue, ex, poll_s=0.01).start(4)
@@ -239,27 +208,17 @@ def test_pool_threads_drain_the_queue_without_duplicates(tmp_path: Path) -> None
     p.stop()
     assert [i.state for i in queue.items()] == ["completed"] * 30
     assert len(ex.computed) == len(set(ex.computed)) == 90
-    store.close()
 
 
-def test_health_counts_depth_and_age(q: QueueStore, clock: Clock) -> None:
-    q.enqueue([spec("a"), spec("b", adr="x.md")])
-    clock.t += 12
-    q.claim("a", "A", 60)
-    h = q.health()
-    assert h == {"store_writable": True, "queue_depth": 1, "running": 1, "oldest_queued_age_s": 12.0}
-
-
-def test_heartbeat_keeps_the_lease_of_a_long_stage(tmp_path: Path) -> None:
-    store = SqliteStore(tmp_path / "hb.sqlite3")
-    queue = QueueStore(store)
+def test_heartbeat_keeps_the_lease_of_a_long_stage(open_store: Callable[..., SqliteStateStore]) -> None:
+    queue = open_store()
     queue.enqueue([spec()])
     release = threading.Event()
     ex = Script(stages=("slow",))
     ex.before["slow"] = lambda: release.wait(6.0)
     p = pool(queue, ex, lease_ttl_s=1.5, poll_s=0.02).start(1)
     time.sleep(3.5)  # > 2 lease lengths: only the heartbeat keeps it ours
-    item = queue.get("r1")
+    item = queue.item("r1")
     assert item is not None and item.state == "running" and item.lease_owner == "t:w0"
     assert queue.claim("r1", "intruder", 1) is None
     release.set()
@@ -268,22 +227,10 @@ def test_heartbeat_keeps_the_lease_of_a_long_stage(tmp_path: Path) -> None:
         time.sleep(0.05)
     p.stop()
     assert queue.state("r1") == "completed"
-    store.close()
 
 
-def test_a_reclaimed_lease_records_the_attempt_that_died(q: QueueStore, clock: Clock) -> None:
-    q.enqueue([spec()])
-    q.claim("r1", "dead", 5)
-    clock.t += 6
-    assert q.claim("r1", "alive", 5) is not None
-    [row] = q.store.attempts("r1")
-    assert (row.stage, row.outcome, row.owner) == ("run", "failed", "alive")
-    assert row.error is not None and "attempt 1 by dead" in row.error
-
-
-def test_shutdown_mid_stage_records_and_frees_the_run(tmp_path: Path) -> None:
-    store = SqliteStore(tmp_path / "stop.sqlite3")
-    queue = QueueStore(store)
+def test_shutdown_mid_stage_records_and_frees_the_run(open_store: Callable[..., SqliteStateStore]) -> None:
+    queue = open_store()
     queue.enqueue([spec()])
     entered, release = threading.Event(), threading.Event()
     ex = Script(stages=("slow",))
@@ -296,11 +243,10 @@ def test_shutdown_mid_stage_records_and_frees_the_run(tmp_path: Path) -> None:
     p = pool(queue, ex, poll_s=0.02).start(1)
     assert entered.wait(5)
     p.stop(timeout=0.3)
-    item = queue.get("r1")
+    item = queue.item("r1")
     assert item is not None and item.state == "running" and item.lease_owner is None
-    assert [(a.stage, a.outcome, a.error) for a in store.attempts("r1")] == [
+    assert [(a.stage, a.outcome, a.error) for a in queue.attempts("r1")] == [
         ("run", "failed", "interrupted: worker shut down")
     ]
     assert [i.run_key for i in queue.due()] == ["r1"]  # a restarted worker takes it at once
     release.set()
-    store.close()

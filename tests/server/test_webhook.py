@@ -8,12 +8,12 @@ from typing import Any
 import pytest
 from starlette.testclient import TestClient
 
-from app.adapters.queue_store import QueueStore
+from app.adapters.state_sqlite import SqliteStateStore
 from app.entrypoints.server import WebhookConfig, create_app
 from tests.server.conftest import SECRET, payload, signed_headers
 
 
-def client(queue: QueueStore, **cfg: Any) -> TestClient:
+def client(queue: SqliteStateStore, **cfg: Any) -> TestClient:
     config = WebhookConfig(secret=cfg.pop("secret", SECRET), **cfg)
     return TestClient(create_app(config, queue))
 
@@ -27,7 +27,7 @@ def post(c: TestClient, event: str, data: dict[str, Any], **kw: Any) -> Any:
     return c.post("/webhook", content=kw.pop("body", body), headers=headers)
 
 
-def test_signed_pull_request_is_stored_with_its_plan_run(queue: QueueStore) -> None:
+def test_signed_pull_request_is_stored_with_its_plan_run(queue: SqliteStateStore) -> None:
     data = payload("pull_request__opened.payload.json")
     resp = post(client(queue), "pull_request", data, delivery="d-1")
     assert resp.status_code == 202, resp.text
@@ -53,14 +53,14 @@ def test_signed_pull_request_is_stored_with_its_plan_run(queue: QueueStore) -> N
     ],
 )
 def test_bad_signature_is_401_and_nothing_is_queued(
-    queue: QueueStore, change: dict[str, Any], why: str
+    queue: SqliteStateStore, change: dict[str, Any], why: str
 ) -> None:
     resp = post(client(queue), "pull_request", payload("pull_request__opened.payload.json"), **change)
     assert resp.status_code == 401, why
     assert queue.delivery_count() == 0 and queue.items() == []
 
 
-def test_sha1_signature_of_the_right_secret_is_still_rejected(queue: QueueStore) -> None:
+def test_sha1_signature_of_the_right_secret_is_still_rejected(queue: SqliteStateStore) -> None:
     import hashlib
     import hmac
 
@@ -82,13 +82,15 @@ def test_sha1_signature_of_the_right_secret_is_still_rejected(queue: QueueStore)
         ("issue_comment", "issue_comment__edited.payload.json"),
     ],
 )
-def test_events_we_do_not_handle_are_204_and_not_stored(queue: QueueStore, event: str, name: str) -> None:
+def test_events_we_do_not_handle_are_204_and_not_stored(
+    queue: SqliteStateStore, event: str, name: str
+) -> None:
     resp = post(client(queue), event, payload(name))
     assert resp.status_code == 204
     assert queue.delivery_count() == 0 and queue.items() == []
 
 
-def test_pr_command_comment_queues_a_plan_keyed_by_the_comment(queue: QueueStore) -> None:
+def test_pr_command_comment_queues_a_plan_keyed_by_the_comment(queue: SqliteStateStore) -> None:
     data = payload("issue_comment__created.payload.json")
     data["issue"]["pull_request"] = {"url": "https://api.github.com/repos/Codertocat/Hello-World/pulls/1"}
     data["comment"]["body"] = "/adr-review recall"
@@ -99,7 +101,7 @@ def test_pr_command_comment_queues_a_plan_keyed_by_the_comment(queue: QueueStore
     assert item.spec["comment_id"] == data["comment"]["id"]
 
 
-def test_redelivery_is_a_duplicate(queue: QueueStore) -> None:
+def test_redelivery_is_a_duplicate(queue: SqliteStateStore) -> None:
     c = client(queue)
     data = payload("pull_request__opened.payload.json")
     first = post(c, "pull_request", data, delivery="same")
@@ -109,7 +111,7 @@ def test_redelivery_is_a_duplicate(queue: QueueStore) -> None:
     assert queue.delivery_count() == 1 and len(queue.items()) == 1
 
 
-def test_two_deliveries_of_the_same_intent_share_one_run(queue: QueueStore) -> None:
+def test_two_deliveries_of_the_same_intent_share_one_run(queue: SqliteStateStore) -> None:
     c = client(queue)
     data = payload("pull_request__opened.payload.json")
     reopened = dict(data, action="reopened")
@@ -118,7 +120,7 @@ def test_two_deliveries_of_the_same_intent_share_one_run(queue: QueueStore) -> N
     assert queue.delivery_count() == 2 and len(queue.items()) == 1
 
 
-def test_draft_then_ready_are_two_plans(queue: QueueStore) -> None:
+def test_draft_then_ready_are_two_plans(queue: SqliteStateStore) -> None:
     c = client(queue)
     data = payload("pull_request__opened.payload.json")
     data["pull_request"]["draft"] = True
@@ -129,7 +131,7 @@ def test_draft_then_ready_are_two_plans(queue: QueueStore) -> None:
     assert sorted(i.run_key.rsplit(":", 1)[1] for i in queue.items()) == ["draft", "ready"]
 
 
-def test_body_over_the_cap_is_413(queue: QueueStore) -> None:
+def test_body_over_the_cap_is_413(queue: SqliteStateStore) -> None:
     resp = post(
         client(queue, max_body_bytes=1000), "pull_request", payload("pull_request__opened.payload.json")
     )
@@ -138,25 +140,25 @@ def test_body_over_the_cap_is_413(queue: QueueStore) -> None:
 
 
 @pytest.mark.parametrize("header", ["X-GitHub-Delivery", "X-GitHub-Event"])
-def test_missing_github_headers_are_400(queue: QueueStore, header: str) -> None:
+def test_missing_github_headers_are_400(queue: SqliteStateStore, header: str) -> None:
     resp = post(client(queue), "pull_request", payload("pull_request__opened.payload.json"), drop=[header])
     assert resp.status_code == 400
     assert queue.delivery_count() == 0
 
 
-def test_not_json_is_400(queue: QueueStore) -> None:
+def test_not_json_is_400(queue: SqliteStateStore) -> None:
     body = b"not json"
     resp = client(queue).post("/webhook", content=body, headers=signed_headers(body, "pull_request"))
     assert resp.status_code == 400
 
 
-def test_insecure_mode_accepts_unsigned(queue: QueueStore) -> None:
+def test_insecure_mode_accepts_unsigned(queue: SqliteStateStore) -> None:
     c = client(queue, secret=None)
     resp = post(c, "pull_request", payload("pull_request__opened.payload.json"), drop=["X-Hub-Signature-256"])
     assert resp.status_code == 202
 
 
-def test_healthz_reports_depth_and_age(queue: QueueStore) -> None:
+def test_healthz_reports_depth_and_age(queue: SqliteStateStore) -> None:
     c = client(queue)
     empty = c.get("/healthz").json()
     assert empty["ok"] and empty["store_writable"] and empty["queue_depth"] == 0

@@ -107,7 +107,7 @@ def _recall(
 
     notes: list[str] = []
     try:
-        from app.pipeline.retrieval import ensure_synced, open_index_for
+        from app.adapters.index_open import ensure_synced, open_index_for
 
         index = open_index_for(adr_dir, index_dir or settings.store_dir, config=config.retrieval)
         synced = ensure_synced(index, adr_dir)

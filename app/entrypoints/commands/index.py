@@ -106,7 +106,7 @@ def run(args: argparse.Namespace) -> int:
 
     try:
         config = retrieval_config(args)
-        from app.pipeline.retrieval import ensure_synced, open_index_for
+        from app.adapters.index_open import ensure_synced, open_index_for
 
         start = time.perf_counter()
         index = open_index_for(args.adr_dir, store_dir(args, config), args.embedding, config)

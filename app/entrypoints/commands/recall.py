@@ -152,8 +152,8 @@ def run(args: argparse.Namespace) -> int:
     except (OSError, ValueError, AdrParseError) as exc:
         print(f"{PROG}: {error_text(exc)}", file=sys.stderr)
         return 2
+    from app.adapters.index_open import ensure_synced, open_index_for
     from app.pipeline.ports import IndexStoreError
-    from app.pipeline.retrieval import ensure_synced, open_index_for
 
     try:
         index = open_index_for(args.adr_dir, store_dir(args, config), args.embedding, config)

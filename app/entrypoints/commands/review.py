@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 
     from app.config import RepoConfig, Settings
     from app.core.adr import Adr, AdrParseError
-    from app.pipeline.ports import AdrIndex, CheckpointStore
+    from app.pipeline.ports import AdrIndex, StateStore
 
 PROG = "adr-review review"
 
@@ -86,14 +86,16 @@ def run(args: argparse.Namespace) -> int:
 
     from app.core.render import render_comment
     from app.core.serde import review_to_dict
+    from app.pipeline.checkpoint import memo_for
+    from app.pipeline.ports import no_memo
     from app.pipeline.review import ReviewDeps, ReviewTarget, review_adr
+    from app.prompts import packaged
 
     index, folder = _index(adr_dir, args.index_dir, config, settings)
     deps = ReviewDeps(
         index=index,
         folder=folder,
         llm=llm,
-        store=_store(args.store),
         config=config,
         link_base=None if args.link_base == "none" else args.link_base,
         adr_dir=_display_path(adr_dir),
@@ -103,7 +105,17 @@ def run(args: argparse.Namespace) -> int:
     target = ReviewTarget(
         repo="", pr=None, head_sha="", base_sha="", adr_path=_display_path(file), content=file.read_bytes()
     )
-    review = review_adr(target, deps)
+    key = target.key(config, packaged().hash, online=llm is not None)
+    store = _store(args.store)
+    reused: list[str] = []
+    if store is not None:  # the run's lifecycle is ours: one row, running -> completed / failed
+        store.ensure_run(key, {"adr_path": target.adr_path})
+        store.set_state(key, "running")
+    memo = memo_for(store, key, on_reuse=reused.append) if store is not None else no_memo
+    review = review_adr(target, deps, memo, run_key=key, reused=reused)
+    if store is not None:
+        store.set_state(key, "failed" if review.error else "completed", review.error)
+        store.close()
     if review.error:
         print(f"{PROG}: {file}: {review.error}", file=sys.stderr)
     comment = render_comment(review, link_base=deps.link_base)
@@ -124,18 +136,17 @@ def _display_path(path: Path) -> str:
         return resolved.as_posix()
 
 
-def _store(path: Path | None) -> CheckpointStore:
+def _store(path: Path | None) -> StateStore | None:
+    """The --store file; None without one (a one-off run has nothing to resume)."""
     if path is None:
-        from app.adapters.store import MemoryStore
-
-        return MemoryStore()
-    from app.adapters.store import MemoryStore, SqliteStore, StoreError
+        return None
+    from app.adapters.state_sqlite import SqliteStateStore, StoreError
 
     try:
-        return SqliteStore(path)
+        return SqliteStateStore(path)
     except StoreError as exc:  # checkpoints save a re-run's work; without them this run still goes on
         print(f"{PROG}: warning: {exc}; this run's stages are not saved", file=sys.stderr)
-        return MemoryStore()
+        return None
 
 
 def _index(
@@ -145,7 +156,8 @@ def _index(
     cannot be opened, an index whose searches fail, so recall degrades (and says so) instead of the
     whole review failing."""
     from app.adapters.adr_files import load_adr_folder
-    from app.pipeline.retrieval import UnavailableIndex, ensure_synced, open_index_for
+    from app.adapters.index_open import ensure_synced, open_index_for
+    from app.pipeline.folders import UnavailableIndex
 
     try:
         index = open_index_for(adr_dir, index_dir or settings.store_dir, config=config.retrieval)

@@ -3,12 +3,6 @@
 Roles: `all` (default: HTTP + workers in one process), `web` (HTTP only), `worker` (workers only; several
 worker processes on one host can share the SQLite file). Settings come from the environment
 (app.config.AppSettings, ADR_REVIEW_*); flags override them.
-
-Test hooks (read here and nowhere else; never set them in production):
-  ADR_REVIEW_TEST_KILL_AT=<stage>:<before|during|after>[:<plan|review>]  SIGKILL this process there
-      (run:claim and run:complete are points too: before the lease CAS, after all stages)
-  ADR_REVIEW_TEST_CLAIM_BARRIER=<dir>:<n>[:<plan|review>]  hold the first claim of that kind until n
-      processes reached it (two workers claiming the same run at once)
 """
 
 from __future__ import annotations
@@ -17,12 +11,10 @@ import argparse
 import json
 import logging
 import os
-import re
 import signal
 import sys
 import threading
 import time
-import uuid
 from pathlib import Path
 from typing import Any
 
@@ -96,21 +88,18 @@ def run(args: argparse.Namespace) -> int:
         )
         return 2
 
-    from app.adapters.queue_store import QueueStore
-    from app.adapters.store import SqliteStore
+    from app.adapters.state_sqlite import SqliteStateStore
 
     db = args.db or settings.db_path or (settings.store_dir / "app.sqlite3")
-    store = SqliteStore(db)
-    queue = QueueStore(store)
+    store = SqliteStateStore(db)
     auth = _app_auth(settings)
 
     pool = None
     if workers > 0:
         from app.pipeline.worker import WorkerConfig, WorkerPool
 
-        executor = _executor(settings, base, queue, store, auth, max_attempts)
+        executor = _executor(settings, base, store, auth, max_attempts)
         pool = WorkerPool(
-            queue,
             store,
             executor,
             WorkerConfig(
@@ -119,14 +108,13 @@ def run(args: argparse.Namespace) -> int:
                 poll_s=args.poll,
                 retry_backoff_s=settings.retry_backoff_s,
             ),
-            fault=_test_fault_hook(),
         ).start(workers)
         log.info("workers_started", extra={"workers": workers, "db": str(db), "lease_ttl_s": lease_ttl})
 
     stop = threading.Event()
     try:
         if web:
-            _serve_http(settings, args, queue, pool, auth, host, port, max_attempts)
+            _serve_http(settings, args, store, pool, auth, host, port, max_attempts)
         else:
             for sig in (signal.SIGTERM, signal.SIGINT):
                 signal.signal(sig, lambda *_: stop.set())
@@ -184,50 +172,43 @@ def _serve_http(
 
 
 def _catch_up(auth: Any, queue: Any, window_s: float) -> None:
-    if auth is None:
+    if auth is None or not auth.has_app:
         log.info("catch_up_skipped", extra={"why": "no App credentials (ADR_REVIEW_APP_ID + private key)"})
         return
     from app.pipeline.catchup import catch_up
 
-    report = catch_up(auth, queue, now=time.time(), window_s=window_s)
+    report = catch_up(auth.deliveries(), queue, now=time.time(), window_s=window_s)
     print(f"CATCH-UP listed={report.listed} redelivered={len(report.redelivered)}", flush=True)
 
 
 def _app_auth(settings: Any) -> Any:
-    if not settings.app_id:
-        return None
-    from app.adapters.github_app_auth import GitHubAppAuth, load_private_key
+    """The process's one GitHub client stack (app/adapters/github/): the App's installation tokens when
+    ADR_REVIEW_APP_ID is set, a static token (ADR_REVIEW_GITHUB_TOKEN / GITHUB_TOKEN) for runs without an
+    installation (local development)."""
+    from app.adapters.github import GitHubClients, load_private_key
 
-    key = load_private_key(key=settings.app_private_key, key_path=settings.app_private_key_path)
-    return GitHubAppAuth(settings.app_id, key, api_url=settings.github_api_url)
+    key = None
+    if settings.app_id:
+        key = load_private_key(key=settings.app_private_key, key_path=settings.app_private_key_path)
+    return GitHubClients(
+        settings.github_api_url,
+        app_id=settings.app_id or None,
+        private_key=key,
+        token=os.environ.get("ADR_REVIEW_GITHUB_TOKEN") or os.environ.get("GITHUB_TOKEN"),
+    )
 
 
-def _executor(settings: Any, base: Any, queue: Any, store: Any, auth: Any, max_attempts: int) -> Any:
+def _executor(settings: Any, base: Any, store: Any, auth: Any, max_attempts: int) -> Any:
     from app.adapters.events import parse_event
-    from app.adapters.github import GitHubAdapter
     from app.adapters.llm import make_llm
     from app.adapters.remote_folder import BlobCache, load_remote_folder
     from app.pipeline.app_runs import AppDeps, AppExecutor
 
     api_url = settings.github_api_url
-    static_token = os.environ.get("ADR_REVIEW_GITHUB_TOKEN") or os.environ.get("GITHUB_TOKEN")
-    adapters: dict[str, Any] = {}
-    lock = threading.Lock()
 
-    def github_for(installation_id: int | None) -> Any:
-        if auth is not None and installation_id is not None:
-            token = auth.installation_token(installation_id)
-        elif static_token:
-            token = static_token
-        else:
-            raise RuntimeError(
-                "no GitHub credentials: set ADR_REVIEW_APP_ID + private key (or a token for dev)"
-            )
-        with lock:  # one adapter per token; a refreshed token gets a new one
-            if token not in adapters:
-                adapters.clear()
-                adapters[token] = GitHubAdapter(token, base_url=api_url, seconds_between_writes=None)
-            return adapters[token]
+    def github_for(installation_id: int | None, repo: str, delivery_id: str | None) -> Any:
+        """One run's GitHubPort: a token for its repository; the delivery id on every request."""
+        return auth.for_run(installation_id, repo, delivery_id)
 
     cache = BlobCache()
 
@@ -236,20 +217,20 @@ def _executor(settings: Any, base: Any, queue: Any, store: Any, auth: Any, max_a
 
     index_dir = settings.store_dir / "index"
 
-    def index_for(repo: str, adr_dir: str, folder: Any, config: Any) -> Any:
-        return _LazyIndex(_index_path(index_dir, repo, adr_dir), config, folder)
+    def open_index(repo: str, adr_dir: str, config: Any) -> Any:
+        from app.adapters.index_open import open_index
+        from app.pipeline.keys import index_slot
 
-    from app.adapters.adr_files import is_adr_candidate
+        path = index_dir / index_slot(repo, adr_dir)
+        return _LockedIndex(open_index(path, config.retrieval), path)
 
     deps = AppDeps(
-        queue=queue,
         store=store,
         github_for=github_for,
         llm_for=lambda config: make_llm(base, config),
-        index_for=index_for,
+        open_index=open_index,
         load_folder=load_folder,
         parse_event=parse_event,
-        accept_path=is_adr_candidate,
         web_url=_web_url(api_url),
         recall_enabled=base.recall_enabled,
         max_attempts=max_attempts,
@@ -257,46 +238,24 @@ def _executor(settings: Any, base: Any, queue: Any, store: Any, auth: Any, max_a
     return AppExecutor(deps)
 
 
-class _LazyIndex:
-    """The repo's ADR index, opened and synced on first use: a run whose recall is disabled never
-    imports chromadb, and an index that cannot be opened fails recall's retrieval step (recall
-    degrades and the comment says the search failed) instead of the whole review. One index folder
-    per repo and ADR folder; a lock per folder, since worker threads may review the same repo."""
+class _LockedIndex:
+    """Worker threads may review the same repo at once: one lock per index folder around its use."""
 
     _locks: dict[Path, threading.Lock] = {}
     _guard = threading.Lock()
 
-    def __init__(self, path: Path, config: Any, folder: Any) -> None:
-        self._path = path
-        self._config = config
-        self._folder = folder
-        self._index: Any = None
-        with _LazyIndex._guard:
-            self._lock = _LazyIndex._locks.setdefault(path, threading.Lock())
-
-    def _get(self) -> Any:
-        with self._lock:
-            if self._index is None:
-                from app.pipeline.retrieval import open_index
-
-                index = open_index(self._path, self._config.retrieval)
-                index.sync(self._folder)
-                self._index = index
-            return self._index
+    def __init__(self, index: Any, path: Path) -> None:
+        self._index = index
+        with _LockedIndex._guard:
+            self._lock = _LockedIndex._locks.setdefault(path, threading.Lock())
 
     def sync(self, adrs: Any) -> Any:
-        self._folder = adrs
-        return self._get().sync(adrs)
+        with self._lock:
+            return self._index.sync(adrs)
 
     def search(self, query: str, **kw: Any) -> Any:
-        index = self._get()
         with self._lock:
-            return index.search(query, **kw)
-
-
-def _index_path(root: Path, repo: str, adr_dir: str) -> Path:
-    slug = re.sub(r"[^A-Za-z0-9_.-]+", "_", f"{repo}/{adr_dir or '_root'}").strip("_")
-    return root / slug
+            return self._index.search(query, **kw)
 
 
 def _web_url(api_url: str) -> str:
@@ -307,39 +266,3 @@ def _web_url(api_url: str) -> str:
     if url.endswith("/api/v3"):
         return url[: -len("/api/v3")]
     return url
-
-
-# -- test hooks ------------------------------------------------------------------------------------------
-
-
-def _test_fault_hook() -> Any:
-    kill_at = os.environ.get("ADR_REVIEW_TEST_KILL_AT", "").strip()
-    barrier = os.environ.get("ADR_REVIEW_TEST_CLAIM_BARRIER", "").strip()
-    if not kill_at and not barrier:
-        from app.pipeline.worker import no_fault
-
-        return no_fault
-    kill = kill_at.split(":") if kill_at else []
-    bar = barrier.split(":") if barrier else []
-    state = {"barrier_done": False}
-    lock = threading.Lock()
-    me = f"{os.getpid()}-{uuid.uuid4().hex[:6]}"
-
-    def hook(stage: str, point: str, item: Any) -> None:
-        if kill and stage == kill[0] and point == kill[1] and (len(kill) < 3 or item.kind == kill[2]):
-            print(f"TEST KILL at {stage}:{point} run={item.run_key}", flush=True)
-            os.kill(os.getpid(), signal.SIGKILL)
-        if bar and stage == "run" and point == "claim" and (len(bar) < 3 or item.kind == bar[2]):
-            with lock:
-                if state["barrier_done"]:
-                    return
-                state["barrier_done"] = True
-            folder, n = Path(bar[0]), int(bar[1])
-            folder.mkdir(parents=True, exist_ok=True)
-            (folder / me).write_text(item.run_key)
-            deadline = time.monotonic() + 30
-            while len(list(folder.iterdir())) < n and time.monotonic() < deadline:
-                time.sleep(0.005)
-            print(f"TEST BARRIER passed run={item.run_key}", flush=True)
-
-    return hook

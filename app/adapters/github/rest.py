@@ -1,9 +1,9 @@
-"""GitHubPort over PyGithub, with our own bounded retries.
+"""GitHubPort over PyGithub: the REST client of one run, whatever its credentials.
 
-PyGithub's built-in retry is switched off: it can sleep for the whole rate-limit window, and a job must
-never hang for an hour on a reset time. Here every call is retried on rate limits (403/429), 5xx and
-connection errors, waiting what GitHub asks (`retry-after`, else `x-ratelimit-reset`, else backoff), with
-a cap on attempts and on the total wait; past the cap the call raises GitHubError, never returns empty.
+Credentials: a token (the Action, local development), or an installation token of the App (built by
+GitHubClients: one repository, the App's permissions, minted and cached through PyGithub). A client made
+for a webhook delivery sends its id in `X-GitHub-Delivery` on every request. Every call runs under the
+one retry policy (retry.py); a 401 with an installation token drops the token and tries once more.
 
 Comments: one per ADR, found by the hidden marker the renderer writes. Only comments written by a bot
 or by a repository collaborator count as ours, so a stranger who pastes a marker cannot capture it.
@@ -12,80 +12,29 @@ or by a repository collaborator count as ours, so a stranger who pastes a marker
 from __future__ import annotations
 
 import base64
-import logging
 import time
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
+from app.adapters.github.retry import Retrier, RetryPolicy
 from app.core.triggers import ALLOWED_ASSOCIATIONS, ChangedFile
-from app.pipeline.ports import GitHubError, PullRequestInfo, RepoComment, RepoFile
+from app.pipeline.ports import PullRequestInfo, RepoComment, RepoFile
 
-log = logging.getLogger(__name__)
+if TYPE_CHECKING:
+    from app.adapters.github.app import InstallationAuth
 
 T = TypeVar("T")
 DEFAULT_API_URL = "https://api.github.com"
 USER_AGENT = "adr-review"
 
 
-@dataclass(frozen=True)
-class RetryPolicy:
-    max_attempts: int = 5
-    max_total_wait_s: float = 180.0  # across all retries of one call
-    backoff_s: float = 2.0  # first backoff for 5xx / connection errors, doubled each time
-    secondary_wait_s: float = 60.0  # GitHub: "wait at least one minute" on a secondary limit without headers
-
-
-def retry_wait(
-    status: int | None,
-    headers: dict[str, str],
-    message: str,
-    attempt: int,
-    *,
-    now: float,
-    policy: RetryPolicy,
-) -> float | None:
-    """Seconds to wait before the next attempt, or None when this failure is not worth retrying.
-
-    Follows GitHub's guidance: `retry-after` first; else, with `x-ratelimit-remaining: 0`, until
-    `x-ratelimit-reset`; else a secondary rate limit waits a minute; 5xx and connection errors back off.
-    """
-    h = {k.lower(): v for k, v in headers.items()}
-    backoff = policy.backoff_s * (2 ** (attempt - 1))
-    retry_after = _float(h.get("retry-after"))
-    rate_limited = status == 429 or (
-        status == 403
-        and (
-            retry_after is not None
-            or h.get("x-ratelimit-remaining") == "0"
-            or "rate limit" in message.lower()
-        )
-    )
-    if rate_limited:
-        if retry_after is not None:
-            return max(retry_after, 0.0)
-        reset = _float(h.get("x-ratelimit-reset"))
-        if h.get("x-ratelimit-remaining") == "0" and reset is not None:
-            return max(reset - now, 0.0) + 1.0
-        return policy.secondary_wait_s
-    if status is None or status >= 500:
-        return retry_after if retry_after is not None else backoff
-    return None
-
-
-def _float(value: str | None) -> float | None:
-    try:
-        return float(value) if value is not None else None
-    except ValueError:
-        return None
-
-
 class GitHubAdapter:
-    """The GitHubPort for one token and one API host (GITHUB_API_URL on GitHub Enterprise Server)."""
+    """The GitHubPort for one run: one API host (GITHUB_API_URL on GitHub Enterprise Server) and one
+    set of credentials, `token` or an App installation's `auth` (GitHubClients.for_run builds those)."""
 
     def __init__(
         self,
-        token: str | None,
+        token: str | None = None,
         *,
         base_url: str = DEFAULT_API_URL,
         policy: RetryPolicy | None = None,
@@ -93,68 +42,35 @@ class GitHubAdapter:
         clock: Callable[[], float] = time.time,
         seconds_between_writes: float | None = 1.0,
         timeout: int = 30,
+        auth: InstallationAuth | None = None,
+        delivery_id: str | None = None,
     ) -> None:
         from github import Auth, Github  # PyGithub: imported only when GitHub is used
 
+        from app.adapters.github.app import API_VERSION, RunAuth
+
+        if token and auth is not None:
+            raise ValueError("a GitHub client takes a token or an installation auth, not both")
+        inner: Any = auth if auth is not None else (Auth.Token(token) if token else None)
         self._gh = Github(
-            auth=Auth.Token(token) if token else None,
+            auth=RunAuth(inner, delivery_id) if delivery_id or auth is not None else inner,
             base_url=(base_url or DEFAULT_API_URL).rstrip("/"),
-            retry=None,
+            retry=None,  # the Retrier is the one policy (retry.py says why)
             seconds_between_requests=None,
             seconds_between_writes=seconds_between_writes,
             per_page=100,
             timeout=timeout,
             user_agent=USER_AGENT,
             lazy=True,
+            api_version=API_VERSION,
         )
-        self._policy = policy or RetryPolicy()
-        self._sleep = sleep
-        self._clock = clock
-        self.waited_s = 0.0  # total time spent waiting on retries, for the run's log
-
-    # ---------------------------------------------------------------------------------------------
-    # retries
+        self._retry = Retrier(policy, sleep=sleep, clock=clock)
+        self._reauth = auth.forget if auth is not None else None  # a 401: mint once more
 
     def _call(
         self, operation: str, fn: Callable[[], T], *, before_retry: Callable[[], T | None] | None = None
     ) -> T:
-        """Run fn with bounded retries. `before_retry` may return a result that makes a retry moot
-        (a POST that did land although its response was a 502)."""
-        import requests
-        from github import GithubException
-
-        waited = 0.0
-        attempt = 0
-        while True:
-            attempt += 1
-            try:
-                return fn()
-            except GithubException as exc:
-                status: int | None = exc.status
-                headers = dict(exc.headers or {})
-                message = _message(exc.data) or str(exc)
-            except (requests.ConnectionError, requests.Timeout) as exc:
-                status, headers, message = None, {}, f"{type(exc).__name__}: {exc}"
-            wait = retry_wait(status, headers, message, attempt, now=self._clock(), policy=self._policy)
-            if wait is None:
-                raise GitHubError(operation, message, status)
-            if attempt >= self._policy.max_attempts or waited + wait > self._policy.max_total_wait_s:
-                raise GitHubError(
-                    operation,
-                    f"{message} (gave up after {attempt} attempt(s), {waited:.0f}s waited; "
-                    f"the next wait would have been {wait:.0f}s)",
-                    status,
-                )
-            log.warning(
-                "GitHub %s: %s (HTTP %s); retry %d in %.1fs", operation, message, status, attempt, wait
-            )
-            self._sleep(wait)
-            waited += wait
-            self.waited_s += wait
-            if before_retry is not None:
-                done = before_retry()
-                if done is not None:
-                    return done
+        return self._retry.call(operation, fn, before_retry=before_retry, reauth=self._reauth)
 
     def _repo(self, repo: str) -> Any:
         return self._gh.get_repo(repo)  # lazy: no request
@@ -329,7 +245,7 @@ def pick_comment(comments: Iterable[RepoComment], adr_path: str) -> RepoComment 
 def _comment(c: Any) -> RepoComment:
     """From a PyGithub IssueComment. Attributes, not raw_data: a listed comment is "incomplete" in lazy
     mode and raw_data would fetch it again, one GET per comment."""
-    from app.core.render import parse_marker
+    from app.core.marker import parse_marker
 
     body = str(c.body or "")
     marker = parse_marker(body)
@@ -349,9 +265,3 @@ def _under(path: str, folders: Sequence[str]) -> bool:
     if not folders or "" in folders:
         return True
     return any(path == f or path.startswith(f.rstrip("/") + "/") for f in folders)
-
-
-def _message(data: Any) -> str:
-    if isinstance(data, dict):
-        return str(data.get("message") or "")
-    return str(data or "")

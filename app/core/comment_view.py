@@ -1,0 +1,272 @@
+"""Review -> the view model the comment templates print: plain values for trusted text (labels and
+strings from templates/i18n/), `Untrusted` for everything from an ADR or a model.
+
+The strings are passed in (one language's `strings` and `labels` tables), so this module only decides
+what goes where; render.py loads the tables and the templates.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import quote
+
+from app.core.markdown_safe import Untrusted, clean, untrusted
+from app.core.results import Citation, Finding, RecallResult, Review
+
+Strings = Mapping[str, str]  # one language's fixed strings
+Labels = Mapping[str, Mapping[str, str]]  # one language's label tables: table -> key -> label
+
+SEVERITIES = ("critical", "high", "medium", "low")
+OPEN_SEVERITIES = frozenset({"critical", "high"})
+
+# Per-field caps (characters of the raw text, before escaping).
+CAPS = {
+    "title": 200,
+    "id": 60,
+    "path": 300,
+    "reason": 600,
+    "finding_title": 240,
+    "evidence": 1500,
+    "action": 900,
+    "assessment": 1200,
+    "detail": 500,
+    "error": 1500,
+    "perspective": 80,
+    "model": 80,
+}
+
+
+def _n(template: str, n: int, **kw: object) -> str:
+    """Format with a count; "(s)" becomes the English plural ending (Japanese strings have none)."""
+    return template.format(n=n, **kw).replace("(s)", "" if n == 1 else "s")
+
+
+def _label(labels: Labels, table: str, key: str) -> str:
+    return labels[table].get(key, key)
+
+
+# --------------------------------------------------------------------------------------------------
+# View model
+
+
+@dataclass(frozen=True)
+class Limits:
+    keep_findings: int | None = None  # None: all shown findings
+    size_trimmed: int = 0
+
+
+def _citation_url(link_base: str | None, adr_dir: str, c: Citation) -> str | None:
+    if link_base is None or not c.path:
+        return None
+    rel = "/".join(p for p in (adr_dir.strip("/"), c.path.lstrip("/")) if p)
+    target = quote(clean(rel), safe="/")
+    return f"{link_base.rstrip('/')}/{target}" if link_base else target
+
+
+def _findings_by_severity(findings: Sequence[Finding]) -> list[Finding]:
+    order = {s: i for i, s in enumerate(SEVERITIES)}
+    return sorted(findings, key=lambda f: order.get(f.severity, len(SEVERITIES)))
+
+
+def split_reason(reason: str) -> tuple[str, str]:
+    code, sep, detail = reason.partition(": ")
+    if sep and re.fullmatch(r"[a-z_]+", code):
+        return code, detail
+    if re.fullmatch(r"[a-z_]+", reason):
+        return reason, ""
+    return "", reason
+
+
+def _fmt_int(n: int, lang: str) -> str:
+    return f"{n:,}"
+
+
+def _fmt_cost(usd: float) -> str:
+    return f"${usd:.4f}" if usd < 1 else f"${usd:.2f}"
+
+
+def _fmt_duration(seconds: float) -> str:
+    if seconds < 60:
+        return f"{seconds:.1f} s"
+    return f"{int(seconds // 60)} min {seconds % 60:.0f} s"
+
+
+def _no_citations_text(recall: RecallResult | None, t: Strings, labels: Labels) -> str:
+    reasons = labels["reason"]
+    code: str | None = recall.empty_reason if recall else None
+    if code == "embedding_failed" and recall is not None and not recall.candidates:
+        code = "search_failed"  # nothing came back at all, not a keyword-only search
+    if code and code in reasons:
+        return t["no_citations_because"].format(reason=reasons[code])
+    return t["no_citations"]
+
+
+def _recall_mode_text(recall: RecallResult | None, t: Strings) -> str | None:
+    if recall is None:
+        return None
+    if recall.mode == "llm":
+        return (
+            _n(t["recall_mode_llm"], len(recall.candidates))
+            if recall.candidates
+            else t["recall_mode_llm_plain"]
+        )
+    return t["recall_mode_extractive"] if recall.mode == "extractive" else None
+
+
+def build_view(
+    review: Review, lang: str, t: Strings, labels: Labels, link_base: str | None, limits: Limits
+) -> dict[str, Any]:
+    """The `r` the templates print for one review, in language `lang` (`t` and `labels` are its tables)."""
+    recall = review.recall
+    citations = []
+    for c in recall.citations if recall else ():
+        status_key = c.status if c.status in labels["status"] else ""
+        citations.append(
+            {
+                "id": Untrusted(c.adr_id),
+                "url": _citation_url(link_base, review.adr_dir, c),
+                "title": Untrusted(c.title),
+                "status": _label(labels, "status", status_key) if status_key else None,
+                "raw_status": Untrusted(c.status),
+                "successor": untrusted(c.superseded_by),
+                "successor_text": labels["superseded_by"][""].split("{id}"),
+                "relevance": _label(labels, "relevance", c.relevance),
+                "relevance_key": c.relevance,
+                "reason": Untrusted(c.relevance_reason),
+            }
+        )
+    dropped = []
+    if recall:
+        for key, n in sorted(recall.dropped.items()):
+            if n and key in labels["dropped"]:
+                dropped.append(_n(labels["dropped"][key], n))
+
+    bs = review.blindspots
+    groups: list[dict[str, Any]] = []
+    shown_total = 0
+    omitted_cap = bs.omitted_count if bs else 0
+    if bs is not None:
+        ordered = _findings_by_severity(bs.findings)
+        if limits.keep_findings is not None:
+            ordered = ordered[: limits.keep_findings]
+        shown_total = len(ordered)
+        number = 0
+        for sev in SEVERITIES:
+            items = []
+            for f in ordered:
+                if f.severity != sev:
+                    continue
+                number += 1
+                items.append(
+                    {
+                        "n": number,
+                        "title": Untrusted(f.title),
+                        "action": _label(labels, "actionability", f.actionability),
+                        "sources": t["list_sep"].join(_label(labels, "source", s) for s in f.source),
+                        "category": _label(labels, "category", f.category) if f.category else None,
+                        "evidence": Untrusted(f.evidence),
+                        "suggested": Untrusted(f.suggested_action),
+                    }
+                )
+            if items:
+                total = sum(1 for f in bs.findings if f.severity == sev)
+                groups.append(
+                    {
+                        "key": sev,
+                        "label": _label(labels, "severity", sev),
+                        "open": sev in OPEN_SEVERITIES,
+                        "items": items,
+                        "count": str(len(items))
+                        if len(items) == total
+                        else t["count_partial"].format(shown=len(items), total=total),
+                    }
+                )
+    critics = []
+    if bs is not None:
+        ran = sorted({s for f in bs.findings for s in f.source} | set(bs.usage_by_node))
+        failed = {e.node for e in bs.errors}
+        critics = [_label(labels, "source", s) for s in ran if s != "judge" and s not in failed]
+
+    omitted_parts = []
+    if omitted_cap:
+        omitted_parts.append(_n(t["omitted_cap"], omitted_cap))
+    if limits.size_trimmed:
+        omitted_parts.append(_n(t["omitted_size"], limits.size_trimmed))
+    omitted_text = (
+        _n(t["findings_omitted"], omitted_cap + limits.size_trimmed, why="; ".join(omitted_parts))
+        if omitted_parts
+        else None
+    )
+
+    skipped = []
+    for stage, reason in review.skipped[:30]:
+        code, detail = split_reason(reason)
+        known = labels["reason"].get(code) if code else None
+        skipped.append(
+            {
+                "stage": _label(labels, "stage", stage),
+                "reason": known,
+                "detail": Untrusted(detail if known else (detail or reason)),
+            }
+        )
+
+    meta = review.meta
+    usage = meta.usage
+    tokens = usage.input_tokens + usage.output_tokens + usage.cache_read_tokens + usage.cache_write_tokens
+    footer = {
+        "recall": _label(labels, "mode_recall", recall.mode if recall else "none"),
+        "blind": _label(labels, "mode_blind", bs.status if bs else "none"),
+        "models": [Untrusted(m) for m in meta.models],
+        "tokens": _fmt_int(tokens, lang),
+        "cost": _fmt_cost(usage.cost_usd),
+        "duration": _fmt_duration(meta.duration_s),
+        "perspectives": [Untrusted(p) for p in meta.perspectives],
+        "embedding": untrusted(meta.embedding or None),
+        "run_key": meta.run_key[:12],
+        "reused": _n(t["footer_reused"], len(meta.reused_stages)) if meta.reused_stages else None,
+    }
+    severity_counts = {s: sum(1 for f in (bs.findings if bs else ()) if f.severity == s) for s in SEVERITIES}
+    return {
+        "t": t,
+        "lang": lang,
+        "path": Untrusted(review.adr_path),
+        "adr_id": Untrusted(review.adr_id),
+        "adr_title": Untrusted(review.adr_title),
+        "error": untrusted(review.error),
+        "recall": recall,
+        "recall_mode_text": _recall_mode_text(recall, t) if citations else None,
+        "citations": citations,
+        "dropped": "; ".join(dropped) if dropped else None,
+        "no_citations_text": _no_citations_text(recall, t, labels),
+        "blind": bs,
+        "blind_ran": bs is not None and bs.status in ("judged", "unjudged"),
+        "blind_intro": (
+            _n(
+                t["blind_intro_judged"] if bs.status == "judged" else t["blind_intro_unjudged"],
+                len(bs.findings) + bs.omitted_count,
+                critics=t["list_sep"].join(critics) if critics else "—",
+            )
+            if bs is not None and bs.status in ("judged", "unjudged") and bs.findings
+            else None
+        ),
+        "assessment": untrusted(bs.self_assessment) if bs and bs.self_assessment else None,
+        "coverage": (
+            t["blind_coverage"].format(
+                items=t["list_sep"].join(_label(labels, "category", c) for c in bs.coverage_gaps)
+            )
+            if bs and bs.coverage_gaps
+            else None
+        ),
+        "groups": groups,
+        "shown_total": shown_total,
+        "severity_counts": severity_counts,
+        "omitted_text": omitted_text,
+        "skipped": skipped,
+        "footer": footer,
+        "caps": CAPS,
+        "emoji": {"critical": "🔴", "high": "🟠", "medium": "🟡", "low": "⚪"},
+        "relevance_emoji": {"high": "🟢", "med": "🔵", "low": "⚪"},
+    }

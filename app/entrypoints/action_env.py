@@ -1,0 +1,241 @@
+"""The Action's side of the runner: its inputs (action.yml declares the same names; a test checks it),
+the runner's environment variables, and where downloaded models go."""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable, Mapping, MutableMapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from app.config import REPO_CONFIG_PATH, PromptOverride, RepoConfig, RepoConfigError
+from app.core.triggers import Event
+from app.pipeline.ports import AdrIndex, GitHubPort, LlmPort
+
+INPUTS: Mapping[str, str] = {
+    "github-token": "Token for the GitHub API (default: the workflow's GITHUB_TOKEN)",
+    "anthropic-api-key": "Anthropic API key; without it recall runs extractive and the blind-spot critics are skipped",
+    "adr-paths": "ADR globs, comma or newline separated (default: adr_paths of the repo config)",
+    "language": "Comment language: auto, en or ja (default: the repo config's, else auto)",
+    "config-path": "Repo config file, read from the default branch",
+    "dry-run": "true: render and report, write nothing to GitHub",
+    "cache-dir": "Folder for the index, the checkpoints and downloaded ADRs (restore it with actions/cache)",
+    "model": "Model for every LLM step (overrides prompts/*/meta.yaml and the repo config)",
+    "recall-model": "Model for the recall step",
+    "critic-model": "Model for the blind-spot critics",
+    "judge-model": "Model for the blind-spot judge",
+}
+OUTPUTS: Mapping[str, str] = {
+    "comment-urls": "URLs of the ADR comments this run created, edited or found up to date, one per line",
+    "citations-json": "JSON list of {adr_path, adr_id, citations[]} for the ADRs reviewed in this run",
+    "findings-count": "Number of blind-spot findings shown across the ADRs reviewed in this run",
+}
+DEFAULTS: Mapping[str, str] = {
+    "config-path": REPO_CONFIG_PATH,
+    "cache-dir": ".adr-review",
+    "dry-run": "false",
+}
+
+CRITIC_PROMPTS = ("blindspot-devils-advocate", "blindspot-premortem", "blindspot-adjacent-domain")
+MODEL_INPUTS: Mapping[str, tuple[str, ...]] = {
+    "recall-model": ("recall-pre-gate",),
+    "critic-model": CRITIC_PROMPTS,
+    "judge-model": ("blindspot-judge",),
+}
+ALL_PROMPTS = ("recall-pre-gate", *CRITIC_PROMPTS, "blindspot-judge")
+
+FORK_NOTE = (
+    "No comment was posted: this pull request comes from a fork, and on the `pull_request` event GitHub "
+    "gives the workflow a read-only token and no secrets. Recall ran extractive (no model); the report "
+    "is below. A maintainer can comment `/adr-review` to post it, or see docs/action.md about "
+    "`pull_request_target`."
+)
+
+
+def input_env_name(name: str) -> str:
+    """How the runner passes an input: INPUT_ + upper case, spaces to underscores, hyphens kept."""
+    return "INPUT_" + name.replace(" ", "_").upper()
+
+
+def _truthy(value: str | None) -> bool:
+    return (value or "").strip().lower() in ("1", "true", "yes", "on")
+
+
+@dataclass(frozen=True)
+class ActionInputs:
+    github_token: str | None
+    anthropic_api_key: str | None
+    adr_paths: tuple[str, ...]
+    language: str | None
+    config_path: str
+    dry_run: bool
+    cache_dir: Path
+    models: Mapping[str, str]  # prompt name -> model
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str]) -> ActionInputs:
+        def get(name: str) -> str:
+            return (env.get(input_env_name(name)) or DEFAULTS.get(name, "")).strip()
+
+        workspace = Path(env.get("GITHUB_WORKSPACE") or ".")
+        cache = Path(get("cache-dir"))
+        models: dict[str, str] = {}
+        if get("model"):
+            models.update(dict.fromkeys(ALL_PROMPTS, get("model")))
+        for name, prompts in MODEL_INPUTS.items():
+            if get(name):
+                models.update(dict.fromkeys(prompts, get(name)))
+        return cls(
+            github_token=get("github-token") or env.get("GITHUB_TOKEN") or None,
+            anthropic_api_key=get("anthropic-api-key") or env.get("ANTHROPIC_API_KEY") or None,
+            adr_paths=tuple(p.strip() for p in re.split(r"[,\n]", get("adr-paths")) if p.strip()),
+            language=get("language") or None,
+            config_path=get("config-path"),
+            dry_run=_truthy(get("dry-run")),
+            cache_dir=cache if cache.is_absolute() else workspace / cache,
+            models=models,
+        )
+
+    def apply(self, config: RepoConfig) -> RepoConfig:
+        """The workflow's inputs win over the repo config (they are part of the config hash, so of the key)."""
+        update: dict[str, Any] = {}
+        if self.adr_paths:
+            update["adr_paths"] = list(self.adr_paths)
+        if self.language:
+            if self.language not in ("auto", "en", "ja"):
+                raise RepoConfigError("input language", [f"{self.language!r} is not one of auto, en, ja"])
+            update["language"] = self.language
+        if self.models:
+            prompts = dict(config.llm.prompts)
+            for name, model in self.models.items():
+                prompts[name] = (prompts.get(name) or PromptOverride()).model_copy(update={"model": model})
+            update["llm"] = config.llm.model_copy(update={"prompts": prompts})
+        return RepoConfig.model_validate({**config.model_dump(), **_dump(update)}) if update else config
+
+
+def _dump(update: Mapping[str, Any]) -> dict[str, Any]:
+    return {k: (v.model_dump() if hasattr(v, "model_dump") else v) for k, v in update.items()}
+
+
+@dataclass(frozen=True)
+class RunnerEnv:
+    event_name: str
+    event_path: str
+    repository: str
+    api_url: str
+    server_url: str
+    step_summary: str | None
+    output: str | None
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str]) -> RunnerEnv:
+        missing = [
+            k for k in ("GITHUB_EVENT_NAME", "GITHUB_EVENT_PATH", "GITHUB_REPOSITORY") if not env.get(k)
+        ]
+        if missing:
+            raise ActionError(f"not running in GitHub Actions: {', '.join(missing)} not set")
+        return cls(
+            event_name=env["GITHUB_EVENT_NAME"],
+            event_path=env["GITHUB_EVENT_PATH"],
+            repository=env["GITHUB_REPOSITORY"],
+            api_url=env.get("GITHUB_API_URL") or "https://api.github.com",
+            server_url=(env.get("GITHUB_SERVER_URL") or "https://github.com").rstrip("/"),
+            step_summary=env.get("GITHUB_STEP_SUMMARY") or None,
+            output=env.get("GITHUB_OUTPUT") or None,
+        )
+
+
+class ActionError(RuntimeError):
+    """A failure of the run itself (environment, event file, config): reported as ::error::, exit 1."""
+
+    def __init__(self, message: str, *, file: str | None = None) -> None:
+        super().__init__(message)
+        self.file = file
+
+
+def export_model_cache(env: MutableMapping[str, str], cache: Path) -> None:
+    """Embedding models (an optional sentence-transformers / ONNX one) download into the cached folder:
+    ADR_REVIEW_MODEL_CACHE (set in the image), else <cache-dir>/models. Variables already set win."""
+    models = Path(env.get("ADR_REVIEW_MODEL_CACHE") or cache / "models")
+    for var in ("HF_HOME", "SENTENCE_TRANSFORMERS_HOME"):
+        env.setdefault(var, str(models / var.lower()))
+
+
+def read_event_file(event_name: str, event_path: str, repository: str) -> Event:
+    """The runner's event payload, parsed by the one lenient webhook reader."""
+    import json
+
+    from app.adapters.events import EventError, parse_event
+
+    try:
+        payload = json.loads(Path(event_path).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise ActionError(f"cannot read the event file {event_path}: {exc}") from None
+    if not isinstance(payload, dict):
+        raise ActionError(f"the event file {event_path} is not a JSON object")
+    try:
+        return parse_event(event_name, payload, repo_hint=repository)
+    except EventError as exc:
+        raise ActionError(str(exc)) from None
+
+
+# --- the adapters a real run composes (tests inject their own) -----------------------------------
+
+GitHubFactory = Callable[[str | None, str], GitHubPort]  # (token, api_url)
+LlmFactory = Callable[[str | None, RepoConfig], LlmPort | None]  # (api key, config)
+IndexFactory = Callable[[Path, RepoConfig], AdrIndex]  # (index folder, config) -> an opened index
+
+
+def default_github_factory(token: str | None, api_url: str) -> GitHubPort:
+    from app.adapters.github import GitHubAdapter
+
+    return GitHubAdapter(token, base_url=api_url)
+
+
+def default_llm_factory(api_key: str | None, config: RepoConfig) -> LlmPort | None:
+    from app.adapters.llm import AnthropicLlm
+
+    return (
+        AnthropicLlm(api_key, config.llm, base_url=os.environ.get("ANTHROPIC_BASE_URL")) if api_key else None
+    )
+
+
+def default_index_factory(path: Path, config: RepoConfig) -> AdrIndex:
+    from app.adapters.index_open import open_index
+
+    return open_index(path, config.retrieval)
+
+
+def cache_dir(cache: Path) -> Path:
+    try:
+        cache.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ActionError(f"cannot create the cache folder {cache}: {exc}") from None
+    return cache
+
+
+def state_store(cache: Path, warn: Callable[[str], None]) -> Any:
+    """The cache folder's state store; unusable -> in memory (checkpoints only save re-runs' work)."""
+    from app.adapters.state_sqlite import SqliteStateStore, StoreError
+
+    try:
+        return SqliteStateStore(cache / "checkpoints.sqlite3")
+    except StoreError as exc:
+        warn(f"{exc}; this run's stages are not checkpointed")
+        return SqliteStateStore(":memory:")
+
+
+class LazyGitHub:
+    """The GitHub client, built on first use: rejecting an event (a bad payload, an unhandled event)
+    needs no token and makes no request."""
+
+    def __init__(self, make: Callable[[], GitHubPort]) -> None:
+        self._make = make
+        self._gh: GitHubPort | None = None
+
+    def __getattr__(self, name: str) -> Any:
+        if self._gh is None:
+            self._gh = self._make()
+        return getattr(self._gh, name)

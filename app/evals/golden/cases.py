@@ -1,0 +1,203 @@
+"""Golden case and recording files, the request key, and the ADR library the cases read.
+
+Layout, next to each prompt: `prompts/<name>/golden/<case>.case.yaml` (an input and the expectations)
+and `prompts/<name>/golden/<case>.recording.json` (the model's raw answer to that input). A recording is
+keyed by a hash of the exact request production would send for the case (rendered system + cacheable +
+user parts, output schema, model, temperature, max_tokens), so any change to the prompt, its schema,
+its parameters, the constitution or the way inputs are rendered makes the recording stale instead of
+silently scoring an answer to a different question.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from app.core.adr import Adr, parse_adr
+from app.core.results import Usage
+from app.pipeline.ports import LlmRequest, LlmResponse
+from app.prompts import Prompt
+
+CASE_SUFFIX = ".case.yaml"
+RECORDING_SUFFIX = ".recording.json"
+
+# Where a recording's answer came from. Only SOURCE_LIVE is a real model's output.
+SOURCE_HAND_WRITTEN = "hand-written (no API key available)"
+SOURCE_FAKE_SERVER = "fake-server"
+SOURCE_LIVE = "live"
+SOURCES = (SOURCE_HAND_WRITTEN, SOURCE_FAKE_SERVER, SOURCE_LIVE)
+
+LIBRARY_DIR = "_golden"  # prompts/_golden/adrs/...: unmodified copies of the real ADRs the cases use
+
+
+class GoldenError(ValueError):
+    """A case or recording file that cannot be read: reported per file, never a crash of the run."""
+
+
+class GoldenCase(BaseModel):
+    """One golden case. `input` and `expect` are validated by the prompt's suite (RecallSuite, BlindSpotSuite)."""
+
+    model_config = ConfigDict(extra="forbid")
+    id: str
+    description: str
+    sources: list[str] = Field(min_length=1)  # where the input comes from, with licence: cite, always
+    input: dict[str, Any]
+    expect: dict[str, Any] = Field(default_factory=dict)
+    path: Path | None = Field(default=None, exclude=True)
+
+
+class RecordedUsage(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+    cost_usd: float = 0.0
+    estimated: bool = False  # True for hand-written answers: characters / 4, never billed
+
+    def to_usage(self, model: str) -> Usage:
+        return Usage(
+            model=model,
+            input_tokens=self.input_tokens,
+            output_tokens=self.output_tokens,
+            cache_read_tokens=self.cache_read_tokens,
+            cache_write_tokens=self.cache_write_tokens,
+            cost_usd=self.cost_usd,
+            calls=1,
+        )
+
+
+class RecordedRequest(BaseModel):
+    """The parameters the key covers, in the clear, so a reviewer sees what changed."""
+
+    model_config = ConfigDict(extra="forbid")
+    model: str
+    temperature: float | None
+    max_tokens: int
+    prompt_files_hash: str
+
+
+class Recording(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    case: str
+    prompt: str
+    key: str  # request_key() of the request this answers
+    source: str  # SOURCE_HAND_WRITTEN | SOURCE_FAKE_SERVER | SOURCE_LIVE
+    model: str  # the model that answered (for hand-written: the model the answer stands in for)
+    date: str  # ISO date the answer was recorded (or last re-keyed, for hand-written answers)
+    usage: RecordedUsage
+    request: RecordedRequest
+    base_url: str | None = None  # the Messages API the answer came from (live / fake-server)
+    note: str | None = None
+    text: str = ""  # the raw answer text
+    data: Any = None  # the structured answer (tool input), when the API returned one
+
+    @field_validator("source")
+    @classmethod
+    def _known_source(cls, value: str) -> str:
+        """Every answer says where it came from; nothing unlabelled can pass for model output."""
+        if value not in SOURCES:
+            raise ValueError(f"source must be one of {SOURCES}")
+        return value
+
+    def response(self) -> LlmResponse:
+        return LlmResponse(text=self.text, usage=self.usage.to_usage(self.model), data=self.data)
+
+
+def request_key(request: LlmRequest) -> str:
+    """sha256 over everything the model sees or is constrained by; metadata (run ids) excluded."""
+    payload = {
+        "prompt": request.prompt_name,
+        "system": request.system,
+        "cacheable": request.cacheable_prefix,
+        "user": request.user,
+        "schema": request.output_schema,
+        "model": request.model,
+        "temperature": request.temperature,
+        "max_tokens": request.max_tokens,
+    }
+    blob = json.dumps(payload, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return "sha256:" + hashlib.sha256(blob.encode("utf-8")).hexdigest()
+
+
+def golden_dir(prompt: Prompt) -> Path:
+    return prompt.folder / "golden"
+
+
+def load_cases(folder: Path) -> tuple[list[GoldenCase], list[str]]:
+    """Every `*.case.yaml` in folder, sorted by id, and a message per unreadable file."""
+    cases: list[GoldenCase] = []
+    errors: list[str] = []
+    for path in sorted(folder.glob(f"*{CASE_SUFFIX}")):
+        try:
+            raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+            case = GoldenCase.model_validate(raw)
+        except (OSError, yaml.YAMLError, ValidationError) as exc:
+            errors.append(f"{path.name}: {exc}")
+            continue
+        expected_id = path.name[: -len(CASE_SUFFIX)]
+        if case.id != expected_id:
+            errors.append(f"{path.name}: id {case.id!r} does not match the file name")
+            continue
+        cases.append(case.model_copy(update={"path": path}))
+    return cases, errors
+
+
+def recording_path(folder: Path, case_id: str) -> Path:
+    return folder / f"{case_id}{RECORDING_SUFFIX}"
+
+
+def load_recording(folder: Path, case_id: str) -> Recording | None:
+    path = recording_path(folder, case_id)
+    if not path.exists():
+        return None
+    try:
+        return Recording.model_validate_json(path.read_text(encoding="utf-8"))
+    except (OSError, ValidationError) as exc:
+        raise GoldenError(f"{path.name}: {exc}") from exc
+
+
+def save_recording(folder: Path, recording: Recording) -> Path:
+    path = recording_path(folder, recording.case)
+    body = recording.model_dump(mode="json")
+    path.write_text(json.dumps(body, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+    return path
+
+
+def estimate_tokens(chars: int) -> int:
+    """Rough token count for hand-written answers (about 4 characters a token), labelled estimated."""
+    return max(1, (chars + 3) // 4)
+
+
+def request_chars(request: LlmRequest) -> int:
+    return len(request.system) + len(request.cacheable_prefix or "") + len(request.user)
+
+
+# --- the ADR library shared by the cases of every prompt ------------------------------------------------
+
+
+def library_path(prompt: Prompt, relative: str) -> Path:
+    """A library file named by a case; refuses paths that leave the library."""
+    root = (prompt.folder.parent / LIBRARY_DIR / "adrs").resolve()
+    path = (root / relative).resolve()
+    if root not in path.parents:
+        raise GoldenError(f"{relative!r} is outside {root}")
+    return path
+
+
+def load_library_adr(prompt: Prompt, relative: str, name: str | None = None) -> Adr:
+    """Parse a library ADR with the production parser, as the file `name` (default: its own name)."""
+    data = library_path(prompt, relative).read_bytes()
+    return _parse_cached(name or relative.rsplit("/", 1)[-1], data)
+
+
+@functools.lru_cache(maxsize=512)
+def _parse_cached(name: str, data: bytes) -> Adr:
+    """Each case renders twice (capture, then answer) and cases share candidates: parse each file once."""
+    return parse_adr(name, data)

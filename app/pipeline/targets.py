@@ -1,0 +1,119 @@
+"""What a plan hands on: the Plan of one event and its Targets (one ADR each), JSON-serialisable so the
+App can checkpoint a plan and queue its targets as review runs; the Action uses them in memory."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from app.config import RepoConfig
+from app.core.triggers import ALL_STAGES
+from app.pipeline.review import ReviewTarget
+
+
+@dataclass(frozen=True)
+class Target:
+    """One ADR of one PR to review: everything a review run needs, JSON-serialisable for the App."""
+
+    repo: str
+    pr: int
+    head_sha: str
+    base_sha: str
+    adr_path: str
+    content_sha256: str
+    run_key: str
+    config: RepoConfig
+    nonce: str | None = None
+    stages: frozenset[str] = ALL_STAGES
+    content: bytes | None = field(default=None, compare=False, repr=False)  # not serialised
+
+    def review_target(self, content: bytes) -> ReviewTarget:
+        return ReviewTarget(
+            self.repo,
+            self.pr,
+            self.head_sha,
+            self.base_sha,
+            self.adr_path,
+            content,
+            force_nonce=self.nonce,
+            stages=self.stages,
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "repo": self.repo,
+            "pr": self.pr,
+            "head_sha": self.head_sha,
+            "base_sha": self.base_sha,
+            "adr_path": self.adr_path,
+            "content_sha256": self.content_sha256,
+            "run_key": self.run_key,
+            "config": self.config.model_dump(mode="json"),
+            "nonce": self.nonce,
+            "stages": sorted(self.stages),
+        }
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> Target:
+        return cls(
+            repo=str(d["repo"]),
+            pr=int(d["pr"]),
+            head_sha=str(d["head_sha"]),
+            base_sha=str(d["base_sha"]),
+            adr_path=str(d["adr_path"]),
+            content_sha256=str(d["content_sha256"]),
+            run_key=str(d["run_key"]),
+            config=RepoConfig.model_validate(d.get("config") or {}),
+            nonce=d.get("nonce"),
+            stages=frozenset(d.get("stages") or ALL_STAGES),
+        )
+
+
+PlanKind = Literal["ignore", "deny", "help", "reindex", "review", "superseded", "config_error"]
+
+
+@dataclass(frozen=True)
+class Plan:
+    kind: PlanKind
+    summary: str
+    read_only: bool = False  # fork PR on `pull_request`: no token to write with, no secrets
+    react_comment_id: int | None = None  # put 👀 on this command comment
+    reply: str | None = None  # post this reply (help, denial)
+    config_error: str | None = None
+    config: RepoConfig | None = None
+    number: int | None = None
+    head_sha: str = ""
+    targets: tuple[Target, ...] = ()
+    missing: tuple[str, ...] = ()  # changed ADRs that are not in the head commit (deleted)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "kind": self.kind,
+            "summary": self.summary,
+            "read_only": self.read_only,
+            "react_comment_id": self.react_comment_id,
+            "reply": self.reply,
+            "config_error": self.config_error,
+            "config": self.config.model_dump(mode="json") if self.config is not None else None,
+            "number": self.number,
+            "head_sha": self.head_sha,
+            "targets": [t.to_json() for t in self.targets],
+            "missing": list(self.missing),
+        }
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> Plan:
+        config = d.get("config")
+        return cls(
+            kind=d["kind"],
+            summary=str(d["summary"]),
+            read_only=bool(d.get("read_only")),
+            react_comment_id=d.get("react_comment_id"),
+            reply=d.get("reply"),
+            config_error=d.get("config_error"),
+            config=RepoConfig.model_validate(config) if config is not None else None,
+            number=d.get("number"),
+            head_sha=str(d.get("head_sha") or ""),
+            targets=tuple(Target.from_json(t) for t in d.get("targets") or ()),
+            missing=tuple(d.get("missing") or ()),
+        )
