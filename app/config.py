@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import fnmatch
 from pathlib import Path
+from typing import Literal
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -52,48 +53,96 @@ class RecallConfig(BaseModel):
 
 
 class ModelPrice(BaseModel):
-    """USD per million tokens."""
+    """USD per million tokens. `long_prompt_*`: a tier priced on the prompt's length (input + cache reads +
+    cache writes of one request): above `long_prompt_tokens` every rate of that request is multiplied."""
 
     model_config = ConfigDict(extra="forbid")
     input: float
     output: float
     cache_read: float
     cache_write: float  # 5-minute ephemeral cache write
+    long_prompt_tokens: int | None = Field(default=None, gt=0)
+    long_prompt_factor: float = Field(default=1.0, gt=0)
 
 
-# fnmatch pattern -> price; the first matching pattern wins, so list specific ones first.
-# Source: platform.claude.com pricing pages (November 2026); Haiku 5.5 at its <=100k-token-prompt tier.
+# The models a review uses unless prompts/*/meta.yaml or the repo config (`llm.prompts`) say otherwise:
+# a small fast model for recall (it picks and quotes; the code verifies every id and quote), a strong one
+# for the critics and the Judge. Source: https://platform.claude.com/docs/en/about-claude/models/overview
+# (the current lineup: Fable 5.1, Opus 5.5, Sonnet 5.5, Haiku 5.5; checked November 2026).
+DEFAULT_MODELS: dict[str, str] = {
+    "recall": "claude-haiku-5-5",
+    "critic": "claude-opus-5-5",
+    "judge": "claude-opus-5-5",
+}
+# Asked once when a call is still overloaded (HTTP 529) after the SDK's retries; named in the footer.
+DEFAULT_FALLBACK_MODEL = "claude-sonnet-5-5"
+
+# fnmatch pattern -> price; the first matching pattern wins, so list specific ones first. Prices are
+# Anthropic's list prices for the Claude API; Bedrock and Vertex price separately (set `llm.prices`).
+# Sources, checked November 2026:
+#   https://platform.claude.com/docs/en/about-claude/pricing (the model pricing table, 5-minute cache writes)
+#   https://platform.claude.com/docs/en/models/haiku-5-5/overview ($0.10 / $0.50 up to 100,000 prompt
+#     tokens, five times that above: $0.50 / $2.50 / $0.05 read / $0.625 write)
+#   https://platform.claude.com/docs/en/models/opus-5-5/overview, .../sonnet-5-5/overview
+#   Sonnet 5.5 cache reads: $0.10 since 2026-10-07 (the model page's older copy says $0.20; the cut is
+#     reported by several price trackers that re-read the pricing page, e.g. github.com/kurofune/claudit v1.9.2)
+#   Fable 5.2 (released 2026-11-09): $8 / $40 in the models overview's comparison table
+#     (https://platform.claude.com/docs/id/models/sonnet-5/overview); its cache rates ($0.20 read, $10
+#     5-minute write) only from third-party copies of the pricing page (github.com/archid21/rightsize v0.10.2).
 DEFAULT_PRICES: dict[str, ModelPrice] = {
+    "claude-fable-5-2*": ModelPrice(input=8, output=40, cache_read=0.2, cache_write=10),
     "claude-fable-5-1*": ModelPrice(input=10, output=50, cache_read=0.25, cache_write=12.5),
+    "claude-mythos-5-1*": ModelPrice(input=10, output=50, cache_read=0.25, cache_write=12.5),
     "claude-fable-5*": ModelPrice(input=10, output=50, cache_read=1.0, cache_write=12.5),
+    "claude-mythos-5*": ModelPrice(input=10, output=50, cache_read=1.0, cache_write=12.5),
     "claude-opus-5-5*": ModelPrice(input=4, output=20, cache_read=0.2, cache_write=5.0),
     "claude-opus-5*": ModelPrice(input=5, output=25, cache_read=0.5, cache_write=6.25),
     "claude-opus-4-8*": ModelPrice(input=5, output=25, cache_read=0.5, cache_write=6.25),
+    "claude-opus-4-7*": ModelPrice(input=5, output=25, cache_read=0.5, cache_write=6.25),
+    "claude-opus-4-6*": ModelPrice(input=5, output=25, cache_read=0.5, cache_write=6.25),
+    "claude-opus-4-5*": ModelPrice(input=5, output=25, cache_read=0.5, cache_write=6.25),
+    "claude-opus-4*": ModelPrice(input=15, output=75, cache_read=1.5, cache_write=18.75),  # 4, 4.1
     "claude-sonnet-5-5*": ModelPrice(input=2, output=10, cache_read=0.1, cache_write=2.5),
     "claude-sonnet-5*": ModelPrice(input=2, output=10, cache_read=0.2, cache_write=2.5),
-    "claude-haiku-5-5*": ModelPrice(input=0.1, output=0.5, cache_read=0.01, cache_write=0.125),
-    "claude-opus-4-5*": ModelPrice(input=5, output=25, cache_read=0.5, cache_write=6.25),
-    "claude-opus-4-6*": ModelPrice(input=5, output=25, cache_read=0.5, cache_write=6.25),
-    "claude-opus-4-7*": ModelPrice(input=5, output=25, cache_read=0.5, cache_write=6.25),
-    "claude-opus-4*": ModelPrice(input=15, output=75, cache_read=1.5, cache_write=18.75),
-    "claude-sonnet-4*": ModelPrice(input=3, output=15, cache_read=0.3, cache_write=3.75),
+    "claude-sonnet-4*": ModelPrice(input=3, output=15, cache_read=0.3, cache_write=3.75),  # 4, 4.5, 4.6
     "claude-3-7-sonnet*": ModelPrice(input=3, output=15, cache_read=0.3, cache_write=3.75),
+    "claude-haiku-5-5*": ModelPrice(
+        input=0.1,
+        output=0.5,
+        cache_read=0.01,
+        cache_write=0.125,
+        long_prompt_tokens=100_000,
+        long_prompt_factor=5.0,
+    ),
     "claude-haiku-4*": ModelPrice(input=1, output=5, cache_read=0.1, cache_write=1.25),
     "claude-3-5-haiku*": ModelPrice(input=0.8, output=4, cache_read=0.08, cache_write=1.0),
+    "claude-3-opus*": ModelPrice(input=15, output=75, cache_read=1.5, cache_write=18.75),
+    "claude-3-haiku*": ModelPrice(input=0.25, output=1.25, cache_read=0.03, cache_write=0.3),
 }
 
-# Models that still take sampling parameters; newer ones (Opus 4.7+, Sonnet 5+, Haiku 5.5, Fable) reject
-# `temperature` with a 400.
-DEFAULT_TEMPERATURE_MODELS = [
-    "claude-3*",
-    "claude-sonnet-4*",
-    "claude-haiku-4*",
-    "claude-opus-4-2025*",
-    "claude-opus-4-0*",
-    "claude-opus-4-1*",
-    "claude-opus-4-5*",
-    "claude-opus-4-6*",
-]
+Provider = Literal["anthropic", "bedrock", "vertex"]
+
+# Claude API model id -> the provider's id, where the provider's format rule does not give it.
+# Source: https://platform.claude.com/docs/en/about-claude/models/model-ids-and-versions. The rules
+# (app/adapters/llm/providers.py): from the 4.6 generation on, Bedrock's id is `anthropic.` + the dateless
+# id and Vertex's is the Claude API id; a dated id `claude-…-YYYYMMDD` is `anthropic.claude-…-YYYYMMDD-v1:0`
+# on Bedrock and `claude-…@YYYYMMDD` on Vertex. Below: the exceptions, and the Claude API's short aliases
+# of dated models. `llm.model_ids` in the repo config adds to or replaces these for the chosen provider.
+PROVIDER_MODEL_IDS: dict[str, dict[str, str]] = {
+    "bedrock": {
+        "claude-opus-4-6": "anthropic.claude-opus-4-6-v1",  # the last Bedrock id with the -v1 suffix
+        "claude-opus-4-5": "anthropic.claude-opus-4-5-20251101-v1:0",
+        "claude-sonnet-4-5": "anthropic.claude-sonnet-4-5-20250929-v1:0",
+        "claude-haiku-4-5": "anthropic.claude-haiku-4-5-20251001-v1:0",
+        "claude-opus-4-1": "anthropic.claude-opus-4-1-20250805-v1:0",
+    },
+    "vertex": {
+        "claude-opus-4-5": "claude-opus-4-5@20251101",
+        "claude-sonnet-4-5": "claude-sonnet-4-5@20250929",
+        "claude-haiku-4-5": "claude-haiku-4-5@20251001",
+        "claude-opus-4-1": "claude-opus-4-1@20250805",
+    },
+}
 
 
 class PromptOverride(BaseModel):
@@ -106,22 +155,28 @@ class PromptOverride(BaseModel):
 
 
 class LlmSettings(BaseModel):
-    """How the Anthropic adapter calls models and prices the calls (repo config `llm:`)."""
+    """How the LLM adapter calls models and prices the calls (repo config `llm:`). See docs/config.md."""
 
     model_config = ConfigDict(extra="forbid")
+    provider: Provider = "anthropic"  # the process setting ADR_REVIEW_LLM_PROVIDER / input llm-provider win
+    region: str | None = None  # bedrock: AWS region; vertex: Google Cloud region; None: the SDK's env vars
+    project_id: str | None = None  # vertex: Google Cloud project; None: ANTHROPIC_VERTEX_PROJECT_ID / ADC's
+    # Claude API id -> the provider's id, added to (and over) PROVIDER_MODEL_IDS[provider]
+    model_ids: dict[str, str] = Field(default_factory=dict)
+    fallback_model: str | None = DEFAULT_FALLBACK_MODEL  # asked once after an overload; None: no fallback
     timeout_s: float = Field(default=60.0, gt=0)  # one HTTP attempt
     max_retries: int = Field(default=2, ge=0)  # SDK retries on 408/409/429/5xx/529
     total_budget_s: float = Field(default=150.0, gt=0)  # one call, all attempts and back-off included
-    temperature_models: list[str] = Field(default_factory=lambda: list(DEFAULT_TEMPERATURE_MODELS))
     prices: dict[str, ModelPrice] = Field(default_factory=lambda: dict(DEFAULT_PRICES))
     prompts: dict[str, PromptOverride] = Field(default_factory=dict)  # prompt name -> override
     structured_output: bool = True  # send output_schema.json as output_config.format (json_schema)
 
-    def accepts_temperature(self, model: str) -> bool:
-        return any(fnmatch.fnmatchcase(model, p) for p in self.temperature_models)
-
     def price_for(self, model: str) -> ModelPrice | None:
         return next((price for pat, price in self.prices.items() if fnmatch.fnmatchcase(model, pat)), None)
+
+    def provider_ids(self, provider: Provider) -> dict[str, str]:
+        """The model id table for `provider`: the built-in exceptions, then this config's `model_ids`."""
+        return {**PROVIDER_MODEL_IDS.get(provider, {}), **self.model_ids}
 
 
 class BlindSpotConfig(BaseModel):
@@ -129,6 +184,16 @@ class BlindSpotConfig(BaseModel):
     enabled: bool = True
     adjacent_domain: bool = False
     max_findings: int = 10
+
+
+class LimitsConfig(BaseModel):
+    """What one run and one calendar month may cost (repo config `limits:`; the Action's inputs win)."""
+
+    model_config = ConfigDict(extra="forbid")
+    max_adrs_per_run: int = Field(default=10, ge=1)  # the rest are listed, with the command for them
+    spend_per_run_usd: float | None = Field(default=None, gt=0)  # model stages stop past it
+    spend_per_month_usd: float | None = Field(default=None, gt=0)  # per repository, UTC calendar month
+    skip_label: str = "adr-review:skip"  # a PR with this label is not reviewed (a command still is)
 
 
 class RepoConfig(BaseModel):
@@ -142,6 +207,7 @@ class RepoConfig(BaseModel):
     recall: RecallConfig = Field(default_factory=RecallConfig)
     blindspot: BlindSpotConfig = Field(default_factory=BlindSpotConfig)
     llm: LlmSettings = Field(default_factory=LlmSettings)
+    limits: LimitsConfig = Field(default_factory=LimitsConfig)
 
 
 REPO_CONFIG_PATH = ".github/adr-review.yml"
@@ -188,6 +254,12 @@ class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="ADR_REVIEW_", extra="ignore")
     anthropic_api_key: str | None = Field(default=None, validation_alias="ANTHROPIC_API_KEY")
     anthropic_base_url: str | None = Field(default=None, validation_alias="ANTHROPIC_BASE_URL")
+    # ADR_REVIEW_LLM_PROVIDER: anthropic | bedrock | vertex, over the repo config's `llm.provider` (the
+    # operator holds the credentials). Bedrock and Vertex read their own SDK variables: docs/config.md.
+    llm_provider: Provider | None = None
+    # ADR_REVIEW_VERTEX_ACCESS_TOKEN: a ready Google OAuth access token; unset, Vertex uses Application
+    # Default Credentials (google-auth, the `vertex` extra).
+    vertex_access_token: str | None = None
     store_dir: Path = Path(".adr-review")
     # Kill switch: ADR_REVIEW_RECALL_ENABLED or the seed's RECALL_ENABLED.
     recall_enabled: bool = Field(
@@ -224,6 +296,12 @@ class AppSettings(BaseSettings):
     port: int = 8080
     workers: int = 2  # worker threads per process
     db_path: Path | None = None  # default: <store_dir>/app.sqlite3
+    # PostgreSQL instead of the SQLite file (several hosts): postgresql://user:password@host:5432/db
+    database_url: str | None = None
+    db_pool_size: int = Field(default=8, ge=1)  # connections per process (PostgreSQL)
+    # A Chroma server instead of the embedded index per process (several hosts): http://host:8000
+    chroma_url: str | None = None
+    chroma_token: str | None = None  # sent as `Authorization: Bearer` when the server wants one
     store_dir: Path = Path(".adr-review")
     lease_ttl_s: float = 300.0  # a dead worker's run is reclaimed after this; renewed every ttl/3
     max_attempts: int = 3  # then the run is failed with its last error
@@ -231,4 +309,8 @@ class AppSettings(BaseSettings):
     stall_after_s: float = 3600.0  # watchdog: a running run without stage progress this long fails
     catch_up: bool = True  # list recent App deliveries on start and redeliver failed ones we lack
     catch_up_window_s: float = 3 * 86400.0  # GitHub keeps deliveries for 3 days
-    max_body_bytes: int = 25 * 1024 * 1024  # GitHub caps payloads at 25 MB
+    # A body is buffered before its signature is checked: the cap and the concurrency limit bound what
+    # unauthenticated requests can make the server hold (max_connections x max_body_bytes). Real
+    # pull_request / issue_comment payloads are tens of KiB; GitHub's own cap is 25 MB.
+    max_body_bytes: int = Field(default=1024 * 1024, ge=1024)
+    max_connections: int = Field(default=64, ge=1)  # open connections + requests in flight; then 503

@@ -21,8 +21,9 @@ import jinja2
 import yaml
 
 from app.core.perspectives import ConstitutionError, Perspective, parse_constitution
+from app.core.shipped import shipped_dir
 
-PROMPTS_DIR = Path(__file__).resolve().parent.parent / "prompts"
+PROMPTS_DIR = shipped_dir("prompts")  # package data of the install, or the checkout's prompts/
 _MARKERS = {"<!-- system -->": "system", "<!-- cacheable -->": "cacheable", "<!-- user -->": "user"}
 
 
@@ -121,13 +122,20 @@ def load_prompt(name: str, prompts_dir: Path | None = None) -> Prompt:
 CONSTITUTION_FILE = "constitution.yaml"
 
 
+# The golden eval's cases (<prompt>/golden/) and ADR library (_golden/): never a stage's input, and
+# not shipped in the wheel, so an installed copy and a checkout of the same prompts hash alike.
+GOLDEN_ONLY = frozenset({"golden", "_golden"})
+
+
 def prompts_hash(root: Path) -> str:
     """Hash of every prompt file that can change a stage's result (golden cases excluded)."""
     h = hashlib.sha256()
     if root.is_dir():
         for p in sorted(root.rglob("*")):
             rel = p.relative_to(root).as_posix()
-            if not p.is_file() or "/golden/" in f"/{rel}" or any(part.startswith(".") for part in p.parts):
+            # Parts below root only: an install under a dot folder (~/.local/pipx/...) hashes its files too.
+            parts = p.relative_to(root).parts
+            if not p.is_file() or any(part in GOLDEN_ONLY or part.startswith(".") for part in parts):
                 continue
             h.update(rel.encode())
             h.update(b"\0")

@@ -6,7 +6,9 @@ from collections.abc import Iterator
 
 import pytest
 
+from tests.chroma_server import chroma_server  # noqa: F401  (a `chroma run` server, tests/chroma_server.py)
 from tests.fakes.messages_server import FakeMessagesServer
+from tests.postgres import postgres  # noqa: F401  (the session's PostgreSQL server, tests/postgres.py)
 
 
 @pytest.fixture

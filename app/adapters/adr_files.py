@@ -1,4 +1,5 @@
-"""Read an ADR folder from disk: every markdown file parsed, bad ones reported, ids made unique.
+"""Read an ADR folder from disk: every ADR file parsed, bad ones reported, ids made unique; symlinks
+that leave the folder are reported and not followed.
 
 Id rule: inside one folder the first file (by sorted relative path) keeps its canonical id; a later
 file whose id collides gets a letter suffix, "ADR-0095" -> "ADR-0095-b", then "-c", ... The suffix is
@@ -10,15 +11,18 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-import json
+import os
 import string
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from app.core.adr import Adr, AdrParseError, canonical_id_key, parse_adr
-from app.core.adr_paths import is_adr_candidate
-from app.core.serde import SerdeError, from_dict, to_dict
+from app.core.adr_paths import is_adr_candidate, select_adr_files
+from app.core.serde import SerdeError
+
+if TYPE_CHECKING:
+    from app.adapters.parse_cache import UnchangedFolder
 
 DEFAULT_PATTERNS = ("**/*.md", "**/*.markdown")
 
@@ -35,16 +39,53 @@ def read_adr_file(path: Path, rel: str, *, max_bytes: int = 1_000_000) -> Adr:
     return parse_adr(rel, data, max_bytes=max_bytes)
 
 
-def list_adr_files(root: Path, patterns: Iterable[str] = DEFAULT_PATTERNS) -> list[tuple[Path, str]]:
+def scan_adr_folder(
+    root: Path, patterns: Iterable[str] = DEFAULT_PATTERNS
+) -> tuple[list[tuple[Path, str]], list[AdrParseError]]:
+    """The ADR files under root, sorted by relative path (app.core.adr_paths decides which files are
+    ADRs), and one error per symlink that leaves the folder: those are not followed, so a link to
+    ~/.ssh or to another repository's file is never indexed, quoted or sent to a model."""
+    base = root.resolve()
     seen: dict[str, Path] = {}
+    refused: dict[str, AdrParseError] = {}
     for pattern in patterns:
         for p in root.glob(pattern):
-            if not p.is_file():
-                continue
             rel = p.relative_to(root).as_posix()
-            if is_adr_candidate(rel):
-                seen.setdefault(rel, p)
-    return [(seen[rel], rel) for rel in sorted(seen)]
+            if rel in seen or rel in refused or not is_adr_candidate(rel):
+                continue
+            if not _inside(p, base):
+                refused[rel] = AdrParseError(rel, "symlink to a file outside the ADR folder: not followed")
+            elif p.is_file():
+                seen[rel] = p
+    for rel in _symlinked_folders_outside(root, base):
+        refused.setdefault(
+            rel, AdrParseError(rel, "symlink to a folder outside the ADR folder: not followed")
+        )
+    files = [(seen[rel], rel) for rel in select_adr_files(sorted(seen))]
+    return files, [refused[rel] for rel in sorted(refused)]
+
+
+def list_adr_files(root: Path, patterns: Iterable[str] = DEFAULT_PATTERNS) -> list[tuple[Path, str]]:
+    return scan_adr_folder(root, patterns)[0]
+
+
+def _inside(path: Path, base: Path) -> bool:
+    try:
+        return path.resolve().is_relative_to(base)
+    except (OSError, RuntimeError):  # a symlink loop
+        return False
+
+
+def _symlinked_folders_outside(root: Path, base: Path) -> list[str]:
+    """Symlinked folders under root that resolve outside it (glob does not descend into them)."""
+    out = []
+    for dirpath, dirnames, _files in os.walk(root):
+        dirnames[:] = [d for d in dirnames if not d.startswith(".")]
+        for name in dirnames:
+            p = Path(dirpath) / name
+            if p.is_symlink() and not _inside(p, base):
+                out.append(p.relative_to(root).as_posix())
+    return out
 
 
 def load_adr_folder(
@@ -52,10 +93,10 @@ def load_adr_folder(
 ) -> tuple[list[Adr], list[AdrParseError]]:
     """All ADRs under root (sorted by relative path) and one error per file that could not be read."""
     adrs: list[Adr] = []
-    errors: list[AdrParseError] = []
     if not root.is_dir():
         return [], [AdrParseError(str(root), "ADR folder does not exist")]
-    for path, rel in list_adr_files(root, patterns):
+    files, errors = scan_adr_folder(root, patterns)
+    for path, rel in files:
         try:
             adrs.append(read_adr_file(path, rel, max_bytes=max_bytes))
         except AdrParseError as exc:
@@ -97,64 +138,67 @@ def load_adr_folder_cached(
     root: Path, cache_file: Path | None = None
 ) -> tuple[list[Adr], list[AdrParseError]]:
     """`load_adr_folder`, reusing earlier parses of unchanged files (same bytes, same parser): the
-    parses are kept in `cache_file` (JSON, beside the index) by content hash."""
+    parses are kept in `cache_file` (JSON, beside the index; app/adapters/parse_cache.py). A file
+    whose size and mtime are unchanged is not read at all."""
     if cache_file is None or not root.is_dir():
         return load_adr_folder(root)
-    version = _parser_version()
-    cached: dict[str, Any] = {}
-    try:
-        raw = json.loads(cache_file.read_text(encoding="utf-8"))
-        if raw.get("parser") == version:
-            cached = raw.get("files", {})
-    except (OSError, ValueError, AttributeError):
-        cached = {}
+    from app.adapters import parse_cache
+
+    cache = parse_cache.ParseCache(cache_file, _parser_version())
     adrs: list[Adr] = []
-    errors: list[AdrParseError] = []
-    fresh: dict[str, Any] = {}
-    for path, rel in list_adr_files(root):
+    files, errors = scan_adr_folder(root)
+    for path, rel in files:
         try:
-            data = path.read_bytes()
+            st: os.stat_result | None = path.stat()
         except OSError:
-            data = None
-        digest = hashlib.sha256(data).hexdigest() if data is not None else ""
-        hit = cached.get(rel)
-        if data is not None and hit and hit.get("sha256") == digest:
+            st = None
+        hit = cache.trusted(rel, st) if st is not None else None
+        digest = ""
+        if hit is None:
+            try:
+                digest = hashlib.sha256(path.read_bytes()).hexdigest()
+            except OSError:
+                st = None
+            hit = cache.matching(rel, st, digest) if st is not None else None
+        if hit is not None:
             try:
                 if "error" in hit:
                     errors.append(AdrParseError(rel, str(hit["error"])))
                 else:
-                    adrs.append(from_dict(Adr, hit["adr"]))
-                fresh[rel] = hit
+                    adrs.append(cache.adr(rel, hit))
                 continue
-            except (SerdeError, KeyError, TypeError):
-                pass
+            except (SerdeError, KeyError, TypeError, ValueError, IndexError):
+                digest = digest or hit.get("sha256", "")
         try:
             adr = read_adr_file(path, rel)
             adrs.append(adr)
-            fresh[rel] = {"sha256": digest, "adr": to_dict(adr)}
+            cache.put_adr(rel, adr, st)
         except AdrParseError as exc:
             errors.append(exc)
             if digest:
-                fresh[rel] = {"sha256": digest, "error": exc.reason}
-    if fresh != cached:
-        try:
-            cache_file.parent.mkdir(parents=True, exist_ok=True)
-            tmp = cache_file.with_suffix(".tmp")
-            tmp.write_text(
-                json.dumps({"parser": version, "files": fresh}, ensure_ascii=False), encoding="utf-8"
-            )
-            tmp.replace(cache_file)
-        except OSError:
-            pass  # a cache that cannot be written only costs time
+                cache.put_error(rel, exc.reason, st, digest)
+    cache.save()
     return dedupe_ids(adrs), errors
+
+
+def unchanged_adr_folder(root: Path, cache_file: Path) -> UnchangedFolder | None:
+    """The folder as `load_adr_folder_cached` last saw it, from the cache's manifest alone, when no
+    file changed (size, mtime) and none came or went; None otherwise (then load it)."""
+    from app.adapters import parse_cache
+
+    if not root.is_dir():
+        return None
+    files, errors = scan_adr_folder(root)
+    cache = parse_cache.ParseCache(cache_file, _parser_version())
+    return parse_cache.unchanged_folder(files, errors, cache, dedupe_ids)
 
 
 def _parser_version() -> str:
     """Hash of the parser's source: any change to parsing invalidates the cache."""
-    from app.core import adr, text
+    from app.core import adr, adr_paths, text
 
     h = hashlib.sha256()
     parser = sorted(Path(str(adr.__file__)).parent.glob("*.py"))  # every module of the package
-    for source in (*parser, __file__, text.__file__):
+    for source in (*parser, __file__, text.__file__, adr_paths.__file__):
         h.update(Path(str(source)).read_bytes())
     return h.hexdigest()[:16]

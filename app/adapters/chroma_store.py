@@ -1,5 +1,7 @@
-"""The embedded Chroma client of an index store: one client per path (Chroma refuses two settings
-per path), telemetry off, and a damaged store moved aside and rebuilt (the index is a cache)."""
+"""The Chroma client of an index store: embedded (`PersistentClient`, one per path: Chroma refuses two
+settings per path; a damaged store moved aside and rebuilt, the index is a cache), or, once
+`use_chroma_server(url)` was called (the App with ADR_REVIEW_CHROMA_URL: several hosts share one
+index), `HttpClient` to that server. Telemetry off either way."""
 
 from __future__ import annotations
 
@@ -9,6 +11,7 @@ import re
 import time
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import chromadb
 from chromadb.config import Settings as ChromaSettings
@@ -26,13 +29,75 @@ def collection_name_for(adr_dir: Path | str) -> str:
     return f"adrs-{slug}-{digest}"
 
 
+_server: tuple[str, str | None] | None = None  # (url, token) of the Chroma server, when there is one
+
+
+def use_chroma_server(url: str | None, token: str | None = None) -> None:
+    """From now on every index of this process lives on the Chroma server at `url` (http[s]://host:port),
+    `token` sent as a bearer token; None: embedded again. Set once at start, before indexes are opened."""
+    global _server
+    _server = (url, token) if url else None
+
+
 def chroma_client(store_dir: Path) -> Any:
-    """The embedded client of a store (always the same settings: Chroma refuses two settings per path).
-    Telemetry off: the index must work on machines without network access."""
+    """The client of a store: the Chroma server's when one is configured, else the embedded one (always
+    the same settings: Chroma refuses two settings per path). Telemetry off: the index must work on
+    machines without network access."""
+    if _server is not None:
+        url, token = _server
+        parts = urlsplit(url)
+        https = parts.scheme == "https"
+        return chromadb.HttpClient(
+            host=parts.hostname or "localhost",
+            port=parts.port or (443 if https else 8000),
+            ssl=https,
+            headers={"Authorization": f"Bearer {token}"} if token else None,
+            settings=ChromaSettings(anonymized_telemetry=False),
+        )
     return chromadb.PersistentClient(
         path=str(Path(store_dir) / "chroma"),
         settings=ChromaSettings(anonymized_telemetry=False, allow_reset=False),
     )
+
+
+_REBUILD_KEYS = ("schema", "embedding_fingerprint", "chunking")
+
+
+def existing_collection(client: Any, name: str, ef: Any, meta: dict[str, Any]) -> Any | None:
+    """The collection when it exists and was made with this schema, embedding and chunking (in
+    `meta`); None otherwise. Changes nothing and reads only collection metadata."""
+    if name not in {c.name for c in client.list_collections()}:
+        return None
+    # first without our embedding function: Chroma refuses to open a collection whose persisted
+    # function has another name, which is exactly the case that needs a rebuild
+    old = client.get_collection(name, embedding_function=None).metadata or {}
+    if any(old.get(k) != meta[k] for k in _REBUILD_KEYS):
+        return None
+    return client.get_collection(name, embedding_function=ef)
+
+
+def open_collection(
+    client: Any, name: str, ef: Any, meta: dict[str, Any], *, hnsw: dict[str, Any]
+) -> tuple[Any, bool, bool]:
+    """(collection, rebuilt, created): the existing one, or a new one; a collection made with another
+    schema, embedding or chunking is dropped first (rebuilt)."""
+    found = existing_collection(client, name, ef, meta)
+    if found is not None:
+        return found, False, False
+    rebuilt = name in {c.name for c in client.list_collections()}
+    if rebuilt:
+        old = client.get_collection(name, embedding_function=None).metadata or {}
+        log.info(
+            "index %s: embedding or chunking changed (%s -> %s), rebuilding",
+            name,
+            old.get("embedding"),
+            meta.get("embedding"),
+        )
+        client.delete_collection(name)
+    collection = client.create_collection(
+        name, configuration={"hnsw": dict(hnsw)}, metadata=meta, embedding_function=ef
+    )
+    return collection, rebuilt, True
 
 
 # SQLite's words for a damaged file: Chroma cannot open the store at all, so it is rebuilt.
@@ -43,6 +108,11 @@ def open_chroma_client(store_dir: Path) -> tuple[Any, str | None]:
     """`chroma_client`, surviving a damaged store: the index is a cache of the ADR folder, so a store
     SQLite cannot read is moved aside (kept, not deleted) and rebuilt. Returns (client, note) where the
     note says what was recovered; any other failure is an IndexStoreError naming the folder."""
+    if _server is not None:
+        try:
+            return chroma_client(store_dir), None
+        except Exception as exc:  # not reachable, not a Chroma server, refused our token
+            raise IndexStoreError(f"cannot use the Chroma server {_server[0]}: {exc}") from exc
     path = Path(store_dir) / "chroma"
     try:
         return chroma_client(store_dir), None

@@ -17,6 +17,7 @@ back to lexical-only retrieval (loudly: `embedding_failed`).
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -25,7 +26,7 @@ import numpy as np
 from chromadb.api.types import Documents, EmbeddingFunction, Embeddings, Space
 from chromadb.utils.embedding_functions import DefaultEmbeddingFunction, register_embedding_function
 
-from app.core.text import _CJK_CLASS, normalize
+from app.core.text import _CJK_CLASS, _INVISIBLE
 
 OFFLINE = "offline-hash"
 CHROMA_DEFAULT = "default"
@@ -48,6 +49,17 @@ _HIRAGANA = (0x3040, 0x309F)
 # The two streams of app.core.text's tokeniser: CJK runs, and words of other letters/digits.
 _CJK_RUN = re.compile(rf"[{_CJK_CLASS}]+")
 _OTHER_WORD = re.compile(rf"[^\W_{_CJK_CLASS}]+")
+_INVISIBLE_CHARS = tuple(chr(cp) for cp in _INVISIBLE)
+
+
+def _fold(text: str) -> str:
+    """app.core.text.normalize without its whitespace folding, which cannot change the two streams
+    (neither pattern matches whitespace): NFKC, invisible characters out (only when there are
+    any: `str.translate` costs more than the NFKC of a whole chunk), case folded."""
+    text = unicodedata.normalize("NFKC", text)
+    if any(ch in text for ch in _INVISIBLE_CHARS):
+        text = text.translate(_INVISIBLE)
+    return text.casefold()
 
 
 def _fmix64(h: np.ndarray) -> np.ndarray:
@@ -98,7 +110,7 @@ class HashedNgramEmbedder:
         return out
 
     def embed_one(self, text: str) -> np.ndarray:
-        folded = normalize(text)
+        folded = _fold(text)
         cjk = _CJK_RUN.findall(folded)
         other = _OTHER_WORD.findall(folded)
         vec = np.zeros(self.dim, dtype=np.float64)
@@ -121,7 +133,7 @@ class HashedNgramEmbedder:
             for k in range(n):
                 h = h * _P + codes[k : k + m]
             h = _fmix64(h + np.uint64((n * 0x9E3779B97F4A7C15) % (1 << 64)))
-            if self.drop_hiragana_only:
+            if self.drop_hiragana_only and skip.any():  # no hiragana (every Latin stream): nothing to drop
                 window = np.ones(n, dtype=np.int64)
                 hira = np.convolve(skip.astype(np.int64), window, "valid")
                 hira_or_space = np.convolve((skip | space).astype(np.int64), window, "valid")
@@ -129,9 +141,13 @@ class HashedNgramEmbedder:
             hashes.append(h)
         if not hashes:
             return np.zeros(self.dim)
-        features, counts = np.unique(np.concatenate(hashes), return_counts=True)
-        if len(features) == 0:
+        # np.unique(return_counts=True), without its generality: sort, cut at every change of value
+        ordered = np.sort(np.concatenate(hashes))
+        if len(ordered) == 0:
             return np.zeros(self.dim)
+        starts = np.flatnonzero(np.concatenate(([True], ordered[1:] != ordered[:-1])))
+        features = ordered[starts]
+        counts = np.diff(np.append(starts, len(ordered)))
         weights = 1.0 + np.log(counts.astype(np.float64))
         buckets = (features % np.uint64(self.dim)).astype(np.int64)
         signs = np.where((features >> _S63) & np.uint64(1), -1.0, 1.0)

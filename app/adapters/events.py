@@ -57,6 +57,8 @@ def _pull_request(name: str, payload: Mapping[str, Any]) -> PullRequestEvent:
         head_repo=pr.head.repo.full_name if pr.head.repo else None,  # None: the fork was deleted
         sender=Actor(data.sender.login, data.sender.type),
         default_branch=data.repository.default_branch,
+        title=pr.title or "",
+        labels=tuple(label.name for label in pr.labels or () if label.name),
     )
 
 
@@ -115,10 +117,16 @@ class _Ref(_Loose):
     repo: _Repo | None = None
 
 
+class _Label(_Loose):
+    name: str = ""
+
+
 class _PullRequest(_Loose):
     draft: bool | None = False
     head: _Ref
     base: _Ref
+    title: str | None = ""
+    labels: list[_Label] | None = None
 
 
 class _PullRequestPayload(_Loose):

@@ -1,30 +1,33 @@
-"""The ADR index: a Chroma collection of section chunks (dense) + an in-memory BM25 (lexical).
+"""The ADR index: a Chroma collection of section chunks (dense) + BM25 over whole ADRs (lexical).
 
 One `PersistentClient` collection per ADR folder, cosine space. Sync is incremental by content hash:
 every chunk carries its document's path and sha256 in its metadata, so the collection itself is the
-manifest (no second file to drift). Unchanged ADRs are not re-embedded, changed ones are replaced,
-deleted ones removed; a different embedding function or chunking rebuilds the collection.
+source of truth. Beside it, the index mirror (app/adapters/index_mirror.py) records what the
+collection holds (path, hash, chunk vectors): a sync compares the folder with the mirror and touches
+the collection only for what changed; a lost or stale mirror is rebuilt from the collection by paged
+reads. Unchanged ADRs are not re-embedded, changed ones are replaced, deleted ones removed; a
+different embedding function or chunking rebuilds the collection.
 
-The lexical index is rebuilt in memory from the ADR texts after every sync (it takes well under a
-second for hundreds of ADRs) and the Adr objects themselves are kept from the last sync: the index
-answers only for the ADRs it was last synced with.
-
-Dense search asks Chroma for every chunk in scope (the pool minus exclusions), so every document gets
-its exact best-chunk cosine; ADR folders are hundreds of documents, not millions.
+Dense search scores every chunk in scope exactly, as one matrix product over the mirror's vectors
+(`_dense`): each ADR gets its best-chunk cosine. The lexical index is built from term counts cached by
+content hash (app/adapters/lexical_cache.py), so a process loads arrays instead of tokenising the
+folder. The Adr objects are kept from the last sync: the index answers only for the ADRs it was last
+synced with.
 """
 
 from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from app.adapters.chroma_store import open_chroma_client
+from app.adapters import lexical_cache
+from app.adapters.chroma_store import existing_collection, open_chroma_client, open_collection
 from app.adapters.embeddings import (
     EmbeddingError,
     embed_texts,
@@ -32,10 +35,11 @@ from app.adapters.embeddings import (
     label_of,
     make_embedding_function,
 )
+from app.adapters.index_mirror import IndexMirror, mirror_of, save_mirror
 from app.core.adr import Adr
 from app.core.chunking import ChunkParams, chunk_text
 from app.core.fusion import DocScores, FusionParams, Ranking, empty_result, fuse, rank
-from app.core.lexical import Bm25Params, LexicalIndex
+from app.core.lexical import Bm25Params, LexicalIndex, TermCounts
 from app.core.results import RetrievalResult
 from app.core.text import tokenize
 from app.pipeline.ports import SyncReport
@@ -45,8 +49,9 @@ log = logging.getLogger("adr_review.index")
 SCHEMA = "adr-review-index/1"
 Progress = Callable[[int, int], None]  # (chunks embedded so far, chunks to embed)
 _BATCH = 512  # chunks per Chroma add: fewer, larger inserts are much cheaper
-# Small HNSW graphs: construction effort matters more than graph quality, because a search asks for
-# every chunk in scope (exhaustive) and any chunk the graph misses is scored exactly (_dense).
+_DELETE_BATCH = 1000  # ids per Chroma delete (SQLite caps the variables of one statement)
+# Small HNSW graphs: construction effort matters more than graph quality, because our searches do not
+# use the graph (dense scoring is exact, over the mirror); it serves other clients of the collection.
 _HNSW = {"space": "cosine", "ef_construction": 50, "max_neighbors": 16}
 
 
@@ -83,9 +88,11 @@ class ChromaAdrIndex:
         self.embedding = label_of(self._ef)
         self._client, self.store_note = open_chroma_client(self.store_dir)  # the note is logged
         self._collection: Any = None
-        self._adrs: list[Adr] = []
-        self._by_path: dict[str, int] = {}
-        self._chunks: dict[str, list[str]] = {}  # path -> chunk ids stored in Chroma
+        self._fresh_collection = False  # created by this process: nothing stored yet
+        self._adr_list: list[Adr] = []
+        self._adr_loader: Callable[[], Sequence[Adr]] | None = None  # see sync_if_unchanged
+        self._mirror: IndexMirror | None = None
+        self._counts: TermCounts | None = None  # term counts computed by the last sync, if it had to
         self._lexical: LexicalIndex | None = None
         self.embedding_error: str | None = None
 
@@ -94,103 +101,163 @@ class ChromaAdrIndex:
     def sync(self, adrs: Sequence[Adr], progress: Progress | None = None) -> SyncReport:
         start = time.perf_counter()
         rebuilt = self._open_collection()
-        stored = self._stored_hashes()
+        mirror, checked = self._load_mirror()
         current = {a.path: a for a in adrs}
-        removed = [p for p in stored if p not in current]
-        updated = [p for p, a in current.items() if p in stored and stored[p] != a.content_hash]
-        added = [p for p in current if p not in stored]
-        unchanged = len(current) - len(updated) - len(added)
-        stale_ids = [cid for p in removed + updated for cid in self._chunks.get(p, [])]
-        for i in range(0, len(stale_ids), 1000):
-            self._collection.delete(ids=stale_ids[i : i + 1000])
-        for p in removed + updated:
-            self._chunks.pop(p, None)
+        removed, updated, added = mirror.diff(current)
+        changed = removed or updated or added
+        if changed and not checked and self._collection.count() != mirror.collection_count:
+            # written to by something that did not keep the mirror: the collection says what is there
+            log.info("index %s: the mirror is behind the collection, re-reading it", self.collection_name)
+            mirror = self._mirror_from_collection()
+            removed, updated, added = mirror.diff(current)
         errors: list[str] = []
         self.embedding_error = None
-        todo = [current[p] for p in sorted(updated + added)]
         embedded: set[str] = set()
-        try:
-            self._embed_and_add(todo, progress, embedded)
-        except EmbeddingError as exc:
-            self.embedding_error = str(exc)
-            missing = len(todo) - len(embedded)
-            errors.append(
-                f"embedding {self.embedding} failed: {exc} ({missing} ADR(s) not embedded; they are searched "
-                "lexically until a sync can embed them)"
-            )
-            log.warning("embedding %s failed, retrieval will be lexical-only: %s", self.embedding, exc)
-        self._adrs = list(adrs)
-        self._by_path = {a.path: i for i, a in enumerate(self._adrs)}
-        self._lexical = None
+        if removed or updated or added:
+            todo = [current[p] for p in sorted(updated + added)]
+            try:
+                mirror = self._apply(mirror, current, removed + updated, todo, progress, embedded)
+            except EmbeddingError as exc:
+                self.embedding_error = str(exc)
+                missing = len(todo) - len(embedded)
+                errors.append(
+                    f"embedding {self.embedding} failed: {exc} ({missing} ADR(s) not embedded; they are "
+                    "searched lexically until a sync can embed them)"
+                )
+                log.warning("embedding %s failed, retrieval will be lexical-only: %s", self.embedding, exc)
+                mirror = self._mirror or mirror
+        self._mirror = mirror
+        self._adr_list, self._adr_loader = list(adrs), None
+        self._lexical, self._counts = None, None
+        if not lexical_cache.is_current(self._adrs, self._lexical_path):
+            self._counts = lexical_cache.term_counts(self._adrs, self._lexical_path)
         return SyncReport(
             added=sum(1 for p in added if p in embedded),
             updated=sum(1 for p in updated if p in embedded),
             removed=len(removed),
-            unchanged=unchanged,
+            unchanged=len(current) - len(updated) - len(added),
             errors=tuple(errors),
             seconds=time.perf_counter() - start,
             embedding=self.embedding,
             rebuilt=rebuilt,
         )
 
-    def _open_collection(self) -> bool:
-        """Get or create the collection; drop it first when its embedding or chunking changed."""
-        meta = {
+    def sync_if_unchanged(
+        self, hashes: Mapping[str, str], load: Callable[[], Sequence[Adr]]
+    ) -> SyncReport | None:
+        """A no-op sync that needs only each ADR's path and content hash: when the collection, its
+        mirror and the lexical cache hold exactly these, the ADRs themselves are loaded (`load`) when
+        a search first needs them. None when anything differs: then `sync` the ADRs."""
+        start = time.perf_counter()
+        collection = existing_collection(self._client, self.collection_name, self._ef, self._meta())
+        if collection is None:
+            return None
+        self._collection, self._fresh_collection = collection, False
+        mirror, _ = self._load_mirror()
+        if mirror.partial or mirror.stored_hashes() != dict(hashes):
+            return None
+        if not lexical_cache.holds(self._lexical_path, list(hashes.values())):
+            return None
+        self._mirror, self.embedding_error = mirror, None
+        self._adr_list, self._adr_loader = [], load
+        self._lexical, self._counts = None, None
+        return SyncReport(0, 0, 0, len(hashes), (), time.perf_counter() - start, self.embedding)
+
+    @property
+    def _adrs(self) -> list[Adr]:
+        if self._adr_loader is not None:
+            self._adr_list, self._adr_loader = list(self._adr_loader()), None
+        return self._adr_list
+
+    @property
+    def _lexical_path(self) -> Path:
+        return self.store_dir / f"lexical-{self.collection_name}.npz"
+
+    def _config_key(self) -> str:
+        return f"{fingerprint(self._ef)}|{self.chunking.key()}"
+
+    def _meta(self) -> dict[str, Any]:
+        return {
             "schema": SCHEMA,
             "embedding": self.embedding,
             "embedding_fingerprint": fingerprint(self._ef),
             "chunking": self.chunking.key(),
             "adr_dir": self.adr_dir or "-",
         }
-        rebuilt = False
-        existing = {c.name for c in self._client.list_collections()}
-        if self.collection_name in existing:
-            # first without our embedding function: Chroma refuses to open a collection whose
-            # persisted function has another name, which is exactly the case that needs a rebuild
-            old = self._client.get_collection(self.collection_name, embedding_function=None).metadata or {}
-            if any(old.get(k) != meta[k] for k in ("schema", "embedding_fingerprint", "chunking")):
-                log.info(
-                    "index %s: embedding or chunking changed (%s -> %s), rebuilding",
-                    self.collection_name,
-                    old.get("embedding"),
-                    self.embedding,
-                )
-                self._client.delete_collection(self.collection_name)
-                rebuilt = True
-            else:
-                self._collection = self._client.get_collection(
-                    self.collection_name, embedding_function=self._ef
-                )
-                return False
-        self._collection = self._client.create_collection(
-            self.collection_name,
-            configuration={"hnsw": dict(_HNSW)},
-            metadata=meta,
-            embedding_function=self._ef,
+
+    def _open_collection(self) -> bool:
+        """Get or create the collection (rebuilt when its embedding or chunking changed)."""
+        self._collection, rebuilt, self._fresh_collection = open_collection(
+            self._client, self.collection_name, self._ef, self._meta(), hnsw=_HNSW
         )
-        self._chunks = {}
         return rebuilt
 
-    def _stored_hashes(self) -> dict[str, str]:
-        got = self._collection.get(include=["metadatas"])
-        hashes: dict[str, str] = {}
-        chunks: dict[str, list[str]] = {}
-        expected: dict[str, int] = {}
-        for cid, meta in zip(got["ids"], got["metadatas"] or [], strict=False):
-            path = str(meta["path"])
-            chunks.setdefault(path, []).append(cid)
-            expected[path] = int(meta.get("chunks", 0) or 0)
-            prev = hashes.setdefault(path, str(meta["content_hash"]))
-            if prev != meta["content_hash"]:
-                hashes[path] = ""  # mixed versions: treat as changed
-        for path, ids in chunks.items():
-            if len(ids) != expected[path]:
-                hashes[path] = ""  # half-written (an embedding failed mid-document): treat as changed
-        self._chunks = chunks
-        return hashes
+    def _load_mirror(self) -> tuple[IndexMirror, bool]:
+        """The mirror of the open collection and whether it needs no check (index_mirror.mirror_of)."""
+        m, config = self._mirror, self._config_key()
+        if (
+            not self._fresh_collection
+            and m
+            and (m.collection_id, m.config) == (str(self._collection.id), config)
+        ):
+            return m, False
+        return mirror_of(
+            self._collection, self.store_dir, self.collection_name, config, fresh=self._fresh_collection
+        )
 
-    def _embed_and_add(self, adrs: Sequence[Adr], progress: Progress | None, stored: set[str]) -> None:
-        """Embed and add in batches; `stored` collects the paths whose chunks are all in."""
+    def _mirror_from_collection(self) -> IndexMirror:
+        return self._save_mirror(*IndexMirror.read_collection(self._collection))
+
+    def _apply(
+        self,
+        mirror: IndexMirror,
+        current: dict[str, Adr],
+        stale: Sequence[str],
+        todo: Sequence[Adr],
+        progress: Progress | None,
+        embedded: set[str],
+    ) -> IndexMirror:
+        """Delete the stale chunks, embed and add `todo`, write the new mirror. On an EmbeddingError
+        the mirror of what did get stored is written (self._mirror) before it propagates."""
+        IndexMirror.drop(self.store_dir, self.collection_name)  # no mirror while the collection changes
+        stale_ids = [cid for p in stale for cid in mirror.chunk_ids(p)]
+        for i in range(0, len(stale_ids), _DELETE_BATCH):
+            self._collection.delete(ids=stale_ids[i : i + _DELETE_BATCH])
+        gone = set(stale)
+        docs = [
+            (p, h, mirror.rows(p))
+            for p, h in zip(mirror.paths, mirror.hashes, strict=True)
+            if p in current and p not in gone
+        ]
+        partial: dict[str, list[str]] = {}
+        kept = len(docs)
+        try:
+            self._embed_and_add(todo, progress, docs, partial)
+        except EmbeddingError:
+            embedded.update(p for p, _h, _v in docs[kept:])
+            self._save_mirror(docs, partial)
+            raise
+        embedded.update(p for p, _h, _v in docs[kept:])
+        return self._save_mirror(docs, partial)
+
+    def _save_mirror(
+        self, docs: list[tuple[str, str, np.ndarray]], partial: dict[str, list[str]]
+    ) -> IndexMirror:
+        config = self._config_key()
+        self._mirror = save_mirror(
+            self._collection, self.store_dir, self.collection_name, config, docs, partial
+        )
+        return self._mirror
+
+    def _embed_and_add(
+        self,
+        adrs: Sequence[Adr],
+        progress: Progress | None,
+        done: list[tuple[str, str, np.ndarray]],
+        partial: dict[str, list[str]],
+    ) -> None:
+        """Embed and add in batches; `done` collects (path, hash, vectors) of every ADR whose chunks
+        are all in, `partial` the chunk ids of one left half-written by a failure."""
         ids: list[str] = []
         docs: list[str] = []  # embedded, not stored: the ADR text lives in the folder
         metas: list[dict[str, Any]] = []
@@ -205,16 +272,22 @@ class ChromaAdrIndex:
         total = len(ids)
         if progress:
             progress(0, total)
-        for lo in range(0, total, _BATCH):
-            hi = min(lo + _BATCH, total)
-            vectors = embed_texts(self._ef, docs[lo:hi])
-            self._collection.add(ids=ids[lo:hi], embeddings=vectors, metadatas=metas[lo:hi])
-            for cid, meta in zip(ids[lo:hi], metas[lo:hi], strict=True):
-                self._chunks.setdefault(str(meta["path"]), []).append(cid)
-                if meta["chunk"] == meta["chunks"] - 1:
-                    stored.add(str(meta["path"]))
-            if progress:
-                progress(hi, total)
+        pending: dict[str, list[np.ndarray]] = {}
+        try:
+            for lo in range(0, total, _BATCH):
+                hi = min(lo + _BATCH, total)
+                vectors = embed_texts(self._ef, docs[lo:hi])
+                self._collection.upsert(ids=ids[lo:hi], embeddings=vectors, metadatas=metas[lo:hi])
+                for vec, meta in zip(vectors, metas[lo:hi], strict=True):
+                    path = str(meta["path"])
+                    pending.setdefault(path, []).append(vec)
+                    if meta["chunk"] == meta["chunks"] - 1:
+                        done.append((path, str(meta["content_hash"]), np.stack(pending.pop(path))))
+                if progress:
+                    progress(hi, total)
+        finally:
+            for path, vecs in pending.items():
+                partial[path] = [f"{path}::{k}" for k in range(len(vecs))]
 
     # --- search ---------------------------------------------------------------------------------------
 
@@ -224,9 +297,9 @@ class ChromaAdrIndex:
 
     def lexical(self) -> LexicalIndex:
         if self._lexical is None:
-            self._lexical = LexicalIndex(
-                [a.text for a in self._adrs], [a.title for a in self._adrs], self.bm25
-            )
+            counts = self._counts or lexical_cache.term_counts(self._adrs, self._lexical_path)
+            self._lexical = LexicalIndex.from_counts(counts, [a.title for a in self._adrs], self.bm25)
+            self._counts = None
         return self._lexical
 
     def search(
@@ -238,11 +311,12 @@ class ChromaAdrIndex:
         pool: frozenset[str] | None = None,
     ) -> RetrievalResult:
         base = {"embedding": self.embedding, "embedding_failed": False, "index_size": len(self._adrs)}
-        if not tokenize(query):
+        tokens = tokenize(query)
+        if not tokens:
             return empty_result("empty_input", base)
         if not self._adrs:
             return empty_result("empty_index", base)
-        qs = self.score(query, exclude_paths=exclude_paths, pool=pool)
+        qs = self.score(query, exclude_paths=exclude_paths, pool=pool, tokens=tokens)
         return self.rank_scores(qs, top_n=top_n, base=base)
 
     def rank_scores(
@@ -284,8 +358,10 @@ class ChromaAdrIndex:
         *,
         exclude_paths: frozenset[str] = frozenset(),
         pool: frozenset[str] | None = None,
+        tokens: Sequence[str] | None = None,
     ) -> QueryScores:
-        """Lexical and dense scores of every ADR in scope (pool minus exclusions), unfused."""
+        """Lexical and dense scores of every ADR in scope (pool minus exclusions), unfused; `tokens`:
+        the query's, when the caller has them already."""
         scope = [
             i
             for i, a in enumerate(self._adrs)
@@ -295,7 +371,7 @@ class ChromaAdrIndex:
         if not scope:
             return QueryScores([], self.embedding_error is not None, diagnostics)
         t = time.perf_counter()
-        lex = self.lexical().scores(query, scope)
+        lex = self.lexical().scores(tokenize(query) if tokens is None else tokens, scope)
         diagnostics["timings_ms"]["lexical"] = round((time.perf_counter() - t) * 1000, 1)
         t = time.perf_counter()
         dense, error = self._dense(query, [self._adrs[i].path for i in scope])
@@ -306,67 +382,32 @@ class ChromaAdrIndex:
             diagnostics["embedding_error"] = error
             diagnostics["warnings"] = [f"embedding {self.embedding} failed; lexical-only retrieval: {error}"]
             log.warning("embedding %s failed; lexical-only retrieval: %s", self.embedding, error)
+        adrs, bm25, title = self._adrs, lex.bm25.tolist(), lex.title.tolist()
         scores = [
-            DocScores(
-                adr=self._adrs[i],
-                dense=dense.get(self._adrs[i].path),
-                bm25=float(lex.bm25[i]),
-                title=float(lex.title[i]),
-            )
-            for i in scope
+            DocScores(adr=adrs[i], dense=dense.get(adrs[i].path), bm25=bm25[i], title=title[i]) for i in scope
         ]
         return QueryScores(scores, dense_failed, diagnostics)
 
     def _dense(self, query: str, paths: Sequence[str]) -> tuple[dict[str, float], str | None]:
+        """The dense channel: each ADR's best-chunk cosine with the query, for the ADRs in scope (a
+        second vector set would be scored the same way and fused with this one by the caller)."""
         if self.embedding_error is not None:
             return {}, self.embedding_error
-        n_chunks = sum(len(self._chunks.get(p, ())) for p in paths)
-        if n_chunks == 0:
+        if self._mirror is None or not self._mirror.has_vectors(paths):
             return {}, None
         try:
             qvec = embed_texts(self._ef, [query])
         except EmbeddingError as exc:
             return {}, str(exc)
-        where: dict[str, Any] | None = None
-        if len(paths) < len(self._adrs):
-            where = {"path": {"$in": list(paths)}}
-        res = self._collection.query(
-            query_embeddings=qvec,
-            n_results=n_chunks,
-            where=where,
-            include=["metadatas", "distances"],
-        )
-        best: dict[str, float] = {}
-        seen = set(res["ids"][0])
-        for meta, dist in zip(res["metadatas"][0], res["distances"][0], strict=False):
-            path = str(meta["path"])
-            cos = 1.0 - float(dist)
-            if cos > best.get(path, -2.0):
-                best[path] = cos
-        missed = [cid for p in paths for cid in self._chunks.get(p, ()) if cid not in seen]
-        if missed:  # approximate search left some out: score them exactly
-            got = self._collection.get(ids=missed, include=["embeddings", "metadatas"])
-            q = qvec[0].astype(np.float64)
-            for vec, meta in zip(got["embeddings"], got["metadatas"], strict=False):
-                v = np.asarray(vec, dtype=np.float64)
-                cos = float(v @ q / ((np.linalg.norm(v) * np.linalg.norm(q)) or 1.0))
-                path = str(meta["path"])
-                if cos > best.get(path, -2.0):
-                    best[path] = cos
-        return best, None
+        return self._mirror.best_cosines(qvec[0], paths), None
 
     def _similarity(self, paths: Sequence[str]) -> Callable[[Adr, Adr], float] | None:
         """Document-document cosine for MMR: each document is the mean of its chunk vectors."""
-        ids = [cid for p in paths for cid in self._chunks.get(p, [])]
-        if not ids or self.embedding_error is not None:
+        if not paths or self.embedding_error is not None or self._mirror is None:
             return None
-        got = self._collection.get(ids=ids, include=["embeddings", "metadatas"])
-        sums: dict[str, np.ndarray] = {}
-        for vec, meta in zip(got["embeddings"], got["metadatas"], strict=False):
-            path = str(meta["path"])
-            v = np.asarray(vec, dtype=np.float64)
-            sums[path] = sums[path] + v if path in sums else v
-        unit = {p: v / (np.linalg.norm(v) or 1.0) for p, v in sums.items()}
+        unit = self._mirror.mean_vectors(paths)
+        if not unit:
+            return None
 
         def sim(a: Adr, b: Adr) -> float:
             va, vb = unit.get(a.path), unit.get(b.path)

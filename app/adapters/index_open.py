@@ -10,10 +10,9 @@ Import it lazily (inside the command that needs it): it imports chromadb.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 
-from app.adapters.adr_files import load_adr_folder_cached
+from app.adapters.adr_files import load_adr_folder_cached, unchanged_adr_folder
 from app.adapters.chroma_store import collection_name_for
 from app.adapters.embeddings import canonical_name
 from app.adapters.index import ChromaAdrIndex
@@ -35,11 +34,25 @@ QUALIFY_COSINE = {"offline-hash": 0.25, "default": 0.5}
 QUALIFY_COSINE_OTHER = 0.5
 
 
-@dataclass(frozen=True)
 class Synced:
-    report: SyncReport
-    adrs: list[Adr]
-    parse_errors: list[AdrParseError]
+    """A sync's report, the folder's ADRs and its parse errors. After a no-op sync the ADRs are read
+    from the parse cache on first use: `adr-review index` never needs them."""
+
+    def __init__(
+        self,
+        report: SyncReport,
+        adrs: list[Adr] | Callable[[], list[Adr]],
+        parse_errors: list[AdrParseError],
+    ) -> None:
+        self.report = report
+        self.parse_errors = parse_errors
+        self._adrs = adrs
+
+    @property
+    def adrs(self) -> list[Adr]:
+        if callable(self._adrs):
+            self._adrs = self._adrs()
+        return self._adrs
 
 
 def qualify_cosine_for(embedding: str, configured: float | None) -> float:
@@ -73,12 +86,17 @@ def open_index_for(
 
 
 def open_index(
-    store_dir: Path | str, config: RetrievalConfig | None = None, embedding: str | None = None
+    store_dir: Path | str,
+    config: RetrievalConfig | None = None,
+    embedding: str | None = None,
+    *,
+    collection: str = "adrs",
 ) -> ChromaAdrIndex:
     """An index in a folder of its own (one ADR folder per store, e.g. the App's per-repo cache):
     fixed collection name, so the store can move (cache restore) without a rebuild. Sync it with
-    the ADRs (from disk or from GitHub) before searching."""
-    return _open(Path(store_dir), "adrs", config or RetrievalConfig(), embedding)
+    the ADRs (from disk or from GitHub) before searching. On a Chroma server (chroma_store.py), which
+    holds every folder's index, the caller names the collection (the App: the index slot)."""
+    return _open(Path(store_dir), collection, config or RetrievalConfig(), embedding)
 
 
 def _open(
@@ -100,11 +118,19 @@ def ensure_synced(index: ChromaAdrIndex, adr_dir: Path | str, progress: Progress
     """Parse the folder and bring the index up to date; parse errors are reported, never fatal.
 
     Parsed ADRs are cached next to the index by content hash (and parser version), so a refresh only
-    parses the files that changed.
+    parses the files that changed; when no file changed (size and mtime) and the index holds exactly
+    the folder, the parsed ADRs are not even loaded until something reads them.
     """
     cache = index.store_dir / f"parsed-{index.collection_name}.json"
-    adrs, errors = load_adr_folder_cached(Path(adr_dir), cache)
-    report = index.sync(adrs, progress=progress)
+    folder = unchanged_adr_folder(Path(adr_dir), cache)
+    quick = index.sync_if_unchanged(folder.hashes(), lambda: folder.adrs) if folder is not None else None
+    adrs: list[Adr] | Callable[[], list[Adr]]
+    if folder is not None and quick is not None:
+        report, errors = quick, folder.errors
+        adrs = lambda: folder.adrs  # noqa: E731 - read on first use (Synced.adrs)
+    else:
+        adrs, errors = load_adr_folder_cached(Path(adr_dir), cache)
+        report = index.sync(adrs, progress=progress)
     if errors:
         report = SyncReport(
             added=report.added,

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from app.adapters.adr_files import dedupe_ids
 from app.core.adr import Adr, AdrParseError, parse_adr
-from app.core.adr_paths import is_adr_candidate
+from app.core.adr_paths import select_adr_files
 from app.core.triggers import is_markdown
 from app.pipeline.ports import GitHubPort
 
@@ -77,19 +77,27 @@ def _git_blob_sha(data: bytes) -> str:
 def load_remote_folder(
     gh: GitHubPort, repo: str, ref: str, adr_dir: str, cache: BlobCache, *, max_bytes: int = 1_000_000
 ) -> tuple[list[Adr], list[str]]:
-    """The ADRs directly under adr_dir (and below it) at ref, paths relative to adr_dir; parse errors."""
+    """The ADRs under adr_dir at ref (paths relative to adr_dir; app.core.adr_paths decides which files
+    are ADRs) and the notices for the user: "not indexed: path: reason" for a file left out, "path: note"
+    for what the parser decided about one it kept (an id clash between the title and the file name)."""
     folder = adr_dir.strip("/")
-    errors: list[str] = []
+    notices: list[str] = []
     adrs: list[Adr] = []
-    for f in sorted(gh.list_files(repo, ref, [folder]), key=lambda f: f.path):
+    listed = {}
+    for f in gh.list_files(repo, ref, [folder]):
         rel = posixpath.relpath(f.path, folder) if folder else f.path
-        if not is_markdown(rel) or not is_adr_candidate(rel):
-            continue
+        if is_markdown(rel):
+            listed[rel] = f
+    for rel in select_adr_files(sorted(listed)):
+        f = listed[rel]
         if f.size is not None and f.size > max_bytes:
-            errors.append(f"{f.path}: file too large ({f.size} bytes)")
+            notices.append(f"not indexed: {f.path}: file too large ({f.size} bytes)")
             continue
         try:
-            adrs.append(parse_adr(rel, cache.get(gh, repo, f.blob_sha), max_bytes=max_bytes))
+            adr = parse_adr(rel, cache.get(gh, repo, f.blob_sha), max_bytes=max_bytes)
         except AdrParseError as exc:
-            errors.append(f"{f.path}: {exc.reason}")
-    return dedupe_ids(adrs), errors
+            notices.append(f"not indexed: {f.path}: {exc.reason}")
+            continue
+        adrs.append(adr)
+        notices.extend(f"{f.path}: {note}" for note in adr.notes)
+    return dedupe_ids(adrs), notices

@@ -1,44 +1,149 @@
-"""Verification of the citations a model proposes (seed 000, filterValidCitations). Pure.
+"""Verification of what a model quotes: recall citations here, blind-spot findings in findings.py. Pure.
 
-The seed's five steps, applied in its order as successive filters over the model's list:
-  1. adr_id is in the candidate set (case and zero-padding do not matter: canonical_id_key);
-  2. duplicates are dropped (the first mention of an id wins, even if it fails a later step);
-  3. relevance_reason occurs verbatim, after NFKC + whitespace folding, in the proposal OR in the cited
-     candidate's summary;
-  4. a relevance outside high/med/low becomes low (counted, not dropped);
-  5. the first `limit` (5) survivors are kept.
+A quote verifies when it is one contiguous passage of the text a reader sees on GitHub
+(app/core/passages.py: code-span content kept, nothing joined across blocks, nothing from HTML comments
+or other invisible text), after NFKC + whitespace folding, and has substance: at least MIN_SUBSTANCE
+content units, where an English word counts 1 and a kanji or katakana 0.5 (a Japanese word is about
+two characters), so `e`, `the` and `の` are no reason in either language.
+
+Citations (seed 000, filterValidCitations), each proposed item in turn:
+  1. adr_id is in the candidate set (after NFKC; case and zero-padding do not matter);
+  2. relevance_reason verifies as a quote of the proposal OR of the cited candidate;
+  3. a relevance outside high/med/low becomes low (counted, not dropped);
+then 4. duplicates are dropped among the *verified* citations (the first wins: a valid citation is not
+lost to an invalid twin written in another case), and 5. the first `limit` (5) are kept.
 Faithful, not factual: a verbatim quote proves the words exist, not that the relation is sound.
 """
 
 from __future__ import annotations
 
 import posixpath
+import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, cast
 
 from app.core.adr import Adr, canonical_id_key
+from app.core.passages import Passage, passages_of
 from app.core.results import Relevance
-from app.core.text import contains_verbatim
+from app.core.text import contains_verbatim, normalize, normalize_for_match
 
 RELEVANCES: tuple[Relevance, ...] = ("high", "med", "low")
 
 # Drop reasons, in the order of the steps that produce them.
 MALFORMED = "malformed"  # not an object with a string adr_id
 NOT_A_CANDIDATE = "not_a_candidate"  # step 1
-DUPLICATE = "duplicate"  # step 2
-EMPTY_REASON = "empty_reason"  # step 3, nothing to check
-NOT_VERBATIM = "not_verbatim"  # step 3
+EMPTY_REASON = "empty_reason"  # step 2, nothing to check
+TOO_SHORT = "too_short"  # step 2, no substance
+NOT_VERBATIM = "not_verbatim"  # step 2, not one passage of what a reader sees
+DUPLICATE = "duplicate"  # step 4
 OVER_LIMIT = "over_limit"  # step 5
+
+MIN_SUBSTANCE = 3.0
+# Words that carry no content on their own (a reason made of them says nothing).
+_FUNCTION_WORDS = frozenset(
+    """a an and are as at be by for from has have if in into is it its of on or so than that the
+    their then there these this those to was were which with we our you your i he she they them""".split()  # noqa: SIM905
+)
+_DASHES = re.compile("[\u2010-\u2015\u2212\ufe58\ufe63]")
+# Quote marks and trailing ellipses a model wraps around a quote; they are not part of it.
+_WRAPPERS = "\"'“”‘’「」『』«»`"
+_CJK = "\u30a0-\u30ff\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af\U00020000-\U0002fa1f"
+_UNIT = re.compile(rf"(?P<kana>[\u3040-\u309f])|(?P<cjk>[{_CJK}])|[^\W_\u3040-\u309f{_CJK}]+")
+_CODE_MARK = re.compile(r"`+([^`]+)`+")
+_STRONG_MARK = re.compile(r"(\*\*|__)(\S(?:.*?\S)?)\1")
+_EM_MARK = re.compile(r"(?<![\w*])([*_])(\S(?:.*?\S)?)\1(?![\w*])")
+_TRAILING = re.compile(r"(?:\.\.\.|…|[.。．!！?？、,，;；:：])+$")
+
+
+def id_key(adr_id: str) -> str:
+    """The comparison key of an ADR id: NFKC (ＡＤＲ-００７１ is ADR-0071), any dash, case, padding."""
+    return canonical_id_key(_DASHES.sub("-", normalize_for_match(adr_id)))
+
+
+def substance(text: str) -> float:
+    """Content units: 1 per word of two or more letters (or a number) outside the function words,
+    0.5 per kanji / katakana / hangul character, 0.25 per hiragana (particles and endings)."""
+    units = 0.0
+    for m in _UNIT.finditer(normalize(text)):
+        piece = m.group(0)
+        if m.group("kana"):
+            units += 0.25
+        elif m.group("cjk"):
+            units += 0.5
+        elif (len(piece) >= 2 or piece.isdigit()) and piece not in _FUNCTION_WORDS:
+            units += 1
+    return units
+
+
+def has_substance(text: str) -> bool:
+    return substance(text) >= MIN_SUBSTANCE
+
+
+@dataclass(frozen=True)
+class QuoteCheck:
+    """The verdict on one quote: `problem` is None when it verified, in `passage` of source `source`."""
+
+    quote: str  # the quote as verified (wrapping quote marks and a trailing full stop trimmed)
+    problem: str | None  # EMPTY_REASON | TOO_SHORT | NOT_VERBATIM
+    source: int = -1  # index of the passage list it was found in
+    passage: Passage | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.problem is None
+
+
+def check_quote(quote: Any, *sources: Sequence[Passage]) -> QuoteCheck:
+    """Whether `quote` is one passage's verbatim text (in the first source that has it), with substance.
+
+    Forgiven, and shown in the verified form: quote marks wrapped around the quote, a full stop the
+    passage does not have, and inline Markdown marks (`code`, **strong**, _em_) copied from the source
+    that a reader does not see. Nothing else: not a changed character, not a join.
+    """
+    text = quote.strip() if isinstance(quote, str) else ""
+    if not text:
+        return QuoteCheck("", EMPTY_REASON)
+    variants = [text]
+    for variant in (_trim(text), _unmark(text), _trim(_unmark(text))):
+        if variant and variant not in variants:
+            variants.append(variant)
+    for variant in variants:
+        for i, passages in enumerate(sources):
+            passage = next((p for p in passages if contains_verbatim(p.text, variant)), None)
+            if passage is not None:
+                if not has_substance(variant):
+                    return QuoteCheck(variant, TOO_SHORT, i, passage)
+                return QuoteCheck(variant, None, i, passage)
+    return QuoteCheck(text, TOO_SHORT if not has_substance(text) else NOT_VERBATIM)
+
+
+def _unmark(text: str) -> str:
+    """The quote without inline Markdown marks (code spans, emphasis) that a reader does not see."""
+    s = _CODE_MARK.sub(r"\1", text)
+    s = _STRONG_MARK.sub(r"\2", s)
+    return _EM_MARK.sub(r"\2", s)
+
+
+def _trim(text: str) -> str:
+    s = text
+    for _ in range(2):
+        s = s.strip().strip(_WRAPPERS).strip()
+        s = _TRAILING.sub("", s).strip()
+    return s
 
 
 @dataclass(frozen=True)
 class CandidateText:
-    """What verification needs to know about a candidate."""
+    """What verification needs to know about a candidate: its id and the passages a reader sees."""
 
     adr_id: str
-    summary: str
+    passages: tuple[Passage, ...]
+
+    @classmethod
+    def of(cls, adr: Adr) -> CandidateText:
+        return cls(adr.adr_id, passages_of(adr))
 
 
 @dataclass(frozen=True)
@@ -46,8 +151,9 @@ class VerifiedCitation:
     candidate_index: int  # position in the candidate sequence given to verify_citations
     adr_id: str  # the candidate's id as the index wrote it, not the model's spelling
     relevance: Relevance
-    relevance_reason: str  # the model's quote, stripped
-    quoted_from: Literal["proposal", "summary"]
+    relevance_reason: str  # the model's quote, as verified
+    quoted_from: Literal["proposal", "candidate"]
+    section: str = ""  # the heading the quote stands under ("" before the first heading)
 
 
 @dataclass(frozen=True)
@@ -55,7 +161,7 @@ class Verification:
     kept: tuple[VerifiedCitation, ...]
     proposed: int  # how many citations the model gave
     dropped: Mapping[str, int] = field(default_factory=dict)  # reason -> count; absent when 0
-    relevance_normalized: int = 0  # step 4 rewrites
+    relevance_normalized: int = 0  # step 3 rewrites
 
     @property
     def dropped_total(self) -> int:
@@ -65,50 +171,29 @@ class Verification:
 def verify_citations(
     proposed: Sequence[Any],
     candidates: Sequence[CandidateText],
-    proposal_texts: Sequence[str],
+    proposal: Sequence[Passage],
     *,
     limit: int = 5,
 ) -> Verification:
-    """Keep the model's citations that pass the seed's five steps; count the rest by reason."""
+    """Keep the model's citations that pass the steps above; count the rest by reason."""
     dropped: Counter[str] = Counter()
     by_key: dict[str, int] = {}
     for i, cand in enumerate(candidates):
-        by_key.setdefault(canonical_id_key(cand.adr_id), i)
+        by_key.setdefault(id_key(cand.adr_id), i)
 
-    # 1. membership of the candidate set
-    members: list[tuple[int, Mapping[str, Any]]] = []
+    verified: list[VerifiedCitation] = []
+    normalized = 0
     for item in proposed:
         if not isinstance(item, Mapping) or not isinstance(item.get("adr_id"), str):
             dropped[MALFORMED] += 1
             continue
-        index = by_key.get(canonical_id_key(item["adr_id"]))
+        index = by_key.get(id_key(item["adr_id"]))
         if index is None:
             dropped[NOT_A_CANDIDATE] += 1
             continue
-        members.append((index, item))
-
-    # 2. dedupe
-    seen: set[int] = set()
-    unique: list[tuple[int, Mapping[str, Any]]] = []
-    for index, item in members:
-        if index in seen:
-            dropped[DUPLICATE] += 1
-            continue
-        seen.add(index)
-        unique.append((index, item))
-
-    # 3. verbatim in the proposal or the cited candidate's summary; 4. relevance enum
-    verified: list[VerifiedCitation] = []
-    normalized = 0
-    for index, item in unique:
-        reason = item.get("relevance_reason")
-        reason = reason.strip() if isinstance(reason, str) else ""
-        if not reason:
-            dropped[EMPTY_REASON] += 1
-            continue
-        source = _quoted_from(reason, proposal_texts, candidates[index].summary)
-        if source is None:
-            dropped[NOT_VERBATIM] += 1
+        check = check_quote(item.get("relevance_reason"), proposal, candidates[index].passages)
+        if check.problem is not None:
+            dropped[check.problem] += 1
             continue
         relevance = normalize_relevance(item.get("relevance"))
         if relevance is None:
@@ -119,17 +204,26 @@ def verify_citations(
                 candidate_index=index,
                 adr_id=candidates[index].adr_id,
                 relevance=relevance,
-                relevance_reason=reason,
-                quoted_from=source,
+                relevance_reason=check.quote,
+                quoted_from="proposal" if check.source == 0 else "candidate",
+                section=check.passage.section if check.passage else "",
             )
         )
 
-    # 5. the first `limit`
-    if len(verified) > limit:
-        dropped[OVER_LIMIT] += len(verified) - limit
-        verified = verified[:limit]
+    unique: list[VerifiedCitation] = []
+    seen: set[int] = set()
+    for v in verified:
+        if v.candidate_index in seen:
+            dropped[DUPLICATE] += 1
+            continue
+        seen.add(v.candidate_index)
+        unique.append(v)
+
+    if len(unique) > limit:
+        dropped[OVER_LIMIT] += len(unique) - limit
+        unique = unique[:limit]
     return Verification(
-        kept=tuple(verified),
+        kept=tuple(unique),
         proposed=len(proposed),
         dropped=dict(dropped),
         relevance_normalized=normalized,
@@ -142,16 +236,6 @@ def normalize_relevance(value: Any) -> Relevance | None:
         v = value.strip().casefold()
         if v in RELEVANCES:
             return cast(Relevance, v)
-    return None
-
-
-def _quoted_from(
-    reason: str, proposal_texts: Sequence[str], summary: str
-) -> Literal["proposal", "summary"] | None:
-    if any(contains_verbatim(text, reason) for text in proposal_texts):
-        return "proposal"
-    if contains_verbatim(summary, reason):
-        return "summary"
     return None
 
 

@@ -14,13 +14,14 @@ from typing import Any
 from urllib.parse import quote
 
 from app.core.markdown_safe import Untrusted, clean, untrusted
-from app.core.results import Citation, Finding, RecallResult, Review
+from app.core.results import BlindSpotResult, Citation, Finding, RecallResult, Review
 
 Strings = Mapping[str, str]  # one language's fixed strings
 Labels = Mapping[str, Mapping[str, str]]  # one language's label tables: table -> key -> label
 
 SEVERITIES = ("critical", "high", "medium", "low")
 OPEN_SEVERITIES = frozenset({"critical", "high"})
+MAX_LISTED = 10  # unverified findings and exclusions listed (each collapsed); the rest are counted
 
 # Per-field caps (characters of the raw text, before escaping).
 CAPS = {
@@ -29,7 +30,9 @@ CAPS = {
     "path": 300,
     "reason": 600,
     "finding_title": 240,
-    "evidence": 1500,
+    "quote": 600,
+    "section": 120,
+    "gap": 1500,
     "action": 900,
     "assessment": 1200,
     "detail": 500,
@@ -107,6 +110,8 @@ def _no_citations_text(recall: RecallResult | None, t: Strings, labels: Labels) 
 def _recall_mode_text(recall: RecallResult | None, t: Strings) -> str | None:
     if recall is None:
         return None
+    if recall.mode == "extractive" and recall.diagnostics.get("fallback_from") == "llm":
+        return t["recall_mode_fallback"]
     if recall.mode == "llm":
         return (
             _n(t["recall_mode_llm"], len(recall.candidates))
@@ -167,7 +172,9 @@ def build_view(
                         "action": _label(labels, "actionability", f.actionability),
                         "sources": t["list_sep"].join(_label(labels, "source", s) for s in f.source),
                         "category": _label(labels, "category", f.category) if f.category else None,
-                        "evidence": Untrusted(f.evidence),
+                        "quote": Untrusted(f.quote),
+                        "section": untrusted(f.section or None),
+                        "gap": untrusted(f.gap or None),
                         "suggested": Untrusted(f.suggested_action),
                     }
                 )
@@ -221,7 +228,15 @@ def build_view(
         "blind": _label(labels, "mode_blind", bs.status if bs else "none"),
         "models": [Untrusted(m) for m in meta.models],
         "tokens": _fmt_int(tokens, lang),
+        "cache_read": _fmt_int(usage.cache_read_tokens, lang) if usage.cache_read_tokens else None,
         "cost": _fmt_cost(usage.cost_usd),
+        # a model with no price: "cost unknown", never a silent $0 (the priced part is still shown)
+        "unpriced": [Untrusted(m) for m in usage.unpriced_models],
+        "cost_partial": bool(usage.unpriced_models) and usage.cost_usd > 0,
+        "temperature_not_sent": [
+            {"prompt": Untrusted(p), "value": f"{v:g}"} for p, v in usage.temperature_not_sent
+        ],
+        "fallbacks": [{"asked": Untrusted(a), "used": Untrusted(b)} for a, b in usage.fallbacks],
         "duration": _fmt_duration(meta.duration_s),
         "perspectives": [Untrusted(p) for p in meta.perspectives],
         "embedding": untrusted(meta.embedding or None),
@@ -261,6 +276,8 @@ def build_view(
             else None
         ),
         "groups": groups,
+        "unverified": _unverified_view(bs, t, labels),
+        "excluded": _excluded_view(bs, t, labels),
         "shown_total": shown_total,
         "severity_counts": severity_counts,
         "omitted_text": omitted_text,
@@ -270,3 +287,46 @@ def build_view(
         "emoji": {"critical": "🔴", "high": "🟠", "medium": "🟡", "low": "⚪"},
         "relevance_emoji": {"high": "🟢", "med": "🔵", "low": "⚪"},
     }
+
+
+def _more(n: int, t: Strings) -> str | None:
+    return _n(t["listed_more"], n) if n > 0 else None
+
+
+def _unverified_view(bs: BlindSpotResult | None, t: Strings, labels: Labels) -> dict[str, Any] | None:
+    """Findings whose quote is not in the ADR (or that name an unknown ADR): listed apart, labelled."""
+    if bs is None or not bs.unverified:
+        return None
+    items = []
+    for f in bs.unverified[:MAX_LISTED]:
+        items.append(
+            {
+                "title": Untrusted(f.title),
+                "why": _label(labels, "unverified", f.unverified or "quote_not_found"),
+                "ids": untrusted(", ".join(f.unknown_ids) or None),
+                "sources": t["list_sep"].join(_label(labels, "source", s) for s in f.source),
+                "quote": untrusted(f.quote or None),
+                "quote_label": t[
+                    "unverified_quote_found" if f.unverified == "unknown_adr" else "unverified_quote"
+                ],
+                "gap": untrusted(f.gap or None),
+            }
+        )
+    total = max(len(bs.unverified), int(bs.dropped.get("unverified", 0)))
+    return {"count": total, "items": items, "more": _more(total - len(items), t)}
+
+
+def _excluded_view(bs: BlindSpotResult | None, t: Strings, labels: Labels) -> dict[str, Any] | None:
+    """Findings the ADR already covers, each with the verified passage that covers it."""
+    if bs is None or not bs.exclusions:
+        return None
+    items = [
+        {
+            "title": Untrusted(x.title),
+            "quote": Untrusted(x.quote),
+            "section": untrusted(x.section or None),
+            "by": _label(labels, "excluded_by", x.by),
+        }
+        for x in bs.exclusions[:MAX_LISTED]
+    ]
+    return {"count": len(bs.exclusions), "items": items, "more": _more(len(bs.exclusions) - len(items), t)}

@@ -1,9 +1,11 @@
 """Extractive recall: citations without a model. Pure.
 
-Each of the top qualified candidates is cited with the sentence of its summary that shares the most
-terms with the proposal; the reason is a slice of the summary, so it is verbatim by construction and
-passes the same verification as a model's quote. Relevance comes from the candidate's fused score
-relative to the best candidate's, in configurable bands.
+Each of the top qualified candidates is cited with the sentence of its decision (else its context,
+else any section: where its summary comes from) that shares the most terms with the proposal. The
+sentence is cut from one passage a reader sees (app/core/passages.py) and must have substance, so the
+reason meets the rule a model's quote is held to by construction (code-span content kept, never two
+passages joined across a list or a code block) and passes the same verification. Relevance comes from
+the candidate's fused score relative to the best candidate's, in configurable bands.
 """
 
 from __future__ import annotations
@@ -14,6 +16,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+from app.core.adr import Adr
+from app.core.citations import has_substance
+from app.core.passages import Passage, is_markdown_path, reader_passages
 from app.core.results import Candidate, Relevance
 from app.core.text import tokenize
 
@@ -72,7 +77,7 @@ class ExtractivePick:
     candidate_index: int
     relevance: Relevance
     reason: str
-    quoted_from: Literal["proposal", "summary"]
+    quoted_from: Literal["proposal", "candidate"]
 
 
 def sentence_spans(text: str) -> list[tuple[int, int]]:
@@ -94,21 +99,41 @@ def _terms(text: str) -> set[str]:
     return {t for t in tokenize(text) if t not in _STOP}
 
 
-def best_sentence(text: str, query_terms: set[str]) -> str | None:
-    """The sentence of `text` sharing the most terms with the query (length-damped); earliest on ties.
+def best_sentence(text: str | Sequence[Passage], query_terms: set[str]) -> str | None:
+    """The sentence sharing the most terms with the query (length-damped); earliest on ties.
 
-    Returns a substring of `text` (capped at MAX_REASON_CHARS at a word boundary), or None if blank.
+    `text` is a plain string or a document's passages; sentences never cross a passage. Only a
+    sentence with substance can win. Returns a substring of one passage (capped at MAX_REASON_CHARS,
+    at a word boundary when there is one), or None if nothing qualifies.
     """
-    best: tuple[float, int, int] | None = None
-    for start, end in sentence_spans(text):
-        terms = _terms(text[start:end])
-        # Damped by length, but not below _MIN_TERMS: a parenthetical fragment is not a reason.
-        score = len(terms & query_terms) / math.sqrt(max(len(terms), _MIN_TERMS)) if terms else 0.0
-        if best is None or score > best[0]:
-            best = (score, start, end)
-    if best is None:
-        return None
-    return _cap(text[best[1] : best[2]])
+    texts = [text] if isinstance(text, str) else [p.text for p in text]
+    best: tuple[float, str] | None = None
+    for passage in texts:
+        for start, end in sentence_spans(passage):
+            sentence = _cap(passage[start:end])
+            if not has_substance(sentence):
+                continue
+            terms = _terms(sentence)
+            # Damped by length, but not below _MIN_TERMS: a parenthetical fragment is not a reason.
+            score = len(terms & query_terms) / math.sqrt(max(len(terms), _MIN_TERMS)) if terms else 0.0
+            if best is None or score > best[0]:
+                best = (score, sentence)
+    return best[1] if best else None
+
+
+_PROSE = frozenset({"paragraph", "plain", "html", "cell"})
+
+
+def summary_passages(adr: Adr) -> tuple[Passage, ...]:
+    """The prose passages of the section the summary is drawn from: decision, else context, else any."""
+    markdown = is_markdown_path(adr.path)
+    names = ["decision", "context", *(k for k in adr.sections if k not in ("decision", "context"))]
+    for name in names:
+        text = adr.sections.get(name) or ""
+        prose = tuple(p for p in reader_passages(text, markdown=markdown) if p.kind in _PROSE)
+        if any(has_substance(p.text) for p in prose):
+            return prose
+    return ()
 
 
 def _cap(sentence: str) -> str:
@@ -131,6 +156,7 @@ def relevance_band(score: float, best: float, *, high: float, med: float) -> Rel
 def pick_extractive(
     candidates: Sequence[Candidate],
     proposal_text: str,
+    proposal_passages: Sequence[Passage] = (),
     *,
     limit: int = 5,
     high: float = 0.75,
@@ -138,20 +164,23 @@ def pick_extractive(
 ) -> list[ExtractivePick]:
     """Up to `limit` qualified candidates in rank order, each with its best-matching summary sentence.
 
-    A candidate without a summary is cited with the proposal's sentence closest to its text instead
-    (still verbatim); one with neither is skipped.
+    `proposal_text` gives the query terms; `proposal_passages` (default: those of `proposal_text`)
+    what a candidate with nothing to quote is cited with instead: the proposal's sentence closest to
+    its text (still verbatim). A candidate with neither is skipped.
     """
     query_terms = _terms(proposal_text)
+    own = tuple(proposal_passages) or reader_passages(proposal_text)
     qualified = [(i, c) for i, c in enumerate(candidates) if c.qualified]
     best_score = max((c.fused for _, c in qualified), default=0.0)
     picks: list[ExtractivePick] = []
     for index, cand in qualified:
         if len(picks) >= limit:
             break
-        reason = best_sentence(cand.adr.summary, query_terms)
-        source: Literal["proposal", "summary"] = "summary"
+        reason = best_sentence(summary_passages(cand.adr), query_terms)
+        source: Literal["proposal", "candidate"] = "candidate"
         if reason is None:
-            reason = best_sentence(proposal_text, _terms(f"{cand.adr.title}\n{cand.adr.text}"))
+            prose = [p for p in own if p.kind in _PROSE]
+            reason = best_sentence(prose, _terms(f"{cand.adr.title}\n{cand.adr.text}"))
             source = "proposal"
         if reason is None:
             continue

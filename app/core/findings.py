@@ -1,9 +1,11 @@
-"""Blind-spot findings: enum normalisation, code-level dedupe, own-risk exclusion, display cap. Pure.
+"""Blind-spot findings: enum normalisation, verification, code-level dedupe, own-risk exclusion, cap. Pure.
 
 The model's labels are not trusted: severities, actionabilities, pre-mortem categories and critic names
 are mapped onto their enums here (unknown values get a documented neutral default), FMEA scores are
-clamped to 1-5 and their product is recomputed. The same dedupe and exclusion run whether or not the
-Judge answered, so a Judge failure degrades to "un-judged but still deduplicated", never to noise.
+clamped to 1-5 and their product is recomputed. Nor are its words: app/core/finding_checks.py checks
+each finding's quote and the ADR ids it names, and the Judge's exclusions. The same checks, dedupe and
+exclusion run whether or not the Judge answered, so a Judge failure degrades to "un-judged but still
+checked and deduplicated", never to noise.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
+from app.core.passages import reader_passages
 from app.core.results import Actionability, Finding, Severity
 from app.core.text import normalize, tokenize
 
@@ -262,24 +265,28 @@ def dedupe_findings(
 
 # --- the ADR's own risks and alternatives ---------------------------------------------------------
 
-_ITEM_SPLIT = re.compile(
-    r"(?:\n\s*\n|\n\s*(?:[-*+•・]|\d+[.)])\s+|(?<=[。．！？])|(?<=[.!?])\s+(?=[A-Z0-9]))"
-)
+# Inside one passage: a plain-text bullet ("• a • b" in a seed's paragraph) or a sentence end.
+_ITEM_SPLIT = re.compile(r"\s+(?=[•・●]\s)|(?<=[。．！？])|(?<=[.!?])\s+(?=[A-Z0-9])")
 COVERAGE_JACCARD = 0.7
 COVERAGE_CONTAINMENT = 0.8
 COVERAGE_MIN_TOKENS = 3
 COVERAGE_CONTAINMENT_ALL = 0.6  # containment counting function-word bigrams too
 
 
-def own_risk_items(sections: Mapping[str, str], names: Sequence[str]) -> tuple[str, ...]:
-    """The ADR's own risk / alternative statements: bullets, paragraphs and sentences of those sections."""
+def own_risk_items(
+    sections: Mapping[str, str], names: Sequence[str], *, markdown: bool = True
+) -> tuple[str, ...]:
+    """The ADR's own risk / alternative statements: the sentences of those sections' passages (each
+    list item, paragraph or cell as a reader sees it), so each is a verbatim slice of one passage."""
     items: list[str] = []
     for name in names:
-        text = sections.get(name) or ""
-        for piece in _ITEM_SPLIT.split("\n" + text):
-            piece = piece.strip(" \t\n-*+•・")
-            if piece:
-                items.append(piece)
+        for passage in reader_passages(sections.get(name) or "", markdown=markdown):
+            if passage.kind == "heading":
+                continue
+            for piece in _ITEM_SPLIT.split(passage.text):
+                piece = piece.strip().lstrip("•・●").strip()
+                if piece:
+                    items.append(piece)
     return tuple(items)
 
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from itertools import compress, islice
 from typing import Any
 
 from app.core.adr import Adr
@@ -107,10 +108,16 @@ def fuse(scores: Sequence[DocScores], params: FusionParams, *, dense_failed: boo
     return out
 
 
-def qualify(candidate: Candidate, params: FusionParams) -> Candidate:
-    """The OR-gate, with a reason a reader can check against the printed scores."""
+def _gates(candidate: Candidate, params: FusionParams) -> tuple[bool, bool]:
+    """(dense passes, BM25 passes): the OR-gate's two halves."""
     dense_ok = candidate.dense is not None and candidate.dense >= params.qualify_cosine
     bm25_ok = candidate.bm25 > 0 and candidate.bm25_rel >= params.qualify_bm25_rel
+    return dense_ok, bm25_ok
+
+
+def qualify(candidate: Candidate, params: FusionParams) -> Candidate:
+    """The OR-gate, with a reason a reader can check against the printed scores."""
+    dense_ok, bm25_ok = _gates(candidate, params)
     dense_txt = (
         "no dense score"
         if candidate.dense is None
@@ -167,17 +174,19 @@ def rank(
     if not live:
         reason: EmptyReason = "embedding_failed" if dense_failed else "no_candidates"
         return Ranking((), reason, stats)
-    judged = [qualify(c, params) for c in live]
-    qualified = [c for c in judged if c.qualified]
-    fill = [c for c in judged if not c.qualified]
+    # The gate for every candidate, the reason (a new Candidate) only for those that can be returned:
+    # the first 2n qualified (MMR's head) and the first n fill-ins.
+    passed = [any(_gates(c, params)) for c in live]
+    n_qualified = sum(passed)
+    qualified = [qualify(c, params) for c in islice(compress(live, passed), max(n * 2, n))]
+    fill = [qualify(c, params) for c in islice(compress(live, [not ok for ok in passed]), n)]
     if similarity is not None and params.mmr_lambda < 1.0 and qualified:
-        head = qualified[: max(n * 2, n)]
-        ordered = mmr(head, similarity, params.mmr_lambda, n)
+        ordered = mmr(qualified, similarity, params.mmr_lambda, n)
     else:
         ordered = qualified[:n]
     ordered += fill[: n - len(ordered)]
-    stats.update(qualified=len(qualified), fill_ins=sum(1 for c in ordered if not c.qualified))
-    return Ranking(tuple(ordered), None if qualified else "none_qualified", stats)
+    stats.update(qualified=n_qualified, fill_ins=sum(1 for c in ordered if not c.qualified))
+    return Ranking(tuple(ordered), None if n_qualified else "none_qualified", stats)
 
 
 def empty_result(reason: EmptyReason, diagnostics: Mapping[str, Any] | None = None) -> RetrievalResult:

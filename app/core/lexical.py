@@ -1,11 +1,16 @@
 """The lexical half of hybrid retrieval: BM25 over whole ADRs, plus title coverage.
 
-BM25 is rank-bm25's Okapi BM25 (same formula, same IDF floor), built from `rank_bm25.BM25Okapi`'s
-tokenised corpus. Scoring is vectorised over postings because proposals are long queries (thousands of
-tokens; rank-bm25's `get_scores` loops over every query token and every document) and because a
-search can be restricted to a *pool*: the statistics (document frequencies, average length) are then
-those of the pool, exactly what BM25 over only those documents would give. The pool is the collection
-being searched; in an evaluation it is "the ADRs that existed when the proposal was written".
+BM25 is rank-bm25's Okapi BM25 (same formula, same IDF floor; tests/core/test_lexical.py compares the
+scores with `rank_bm25.BM25Okapi`). It is computed from per-document term counts (`TermCounts`), not
+from texts: the counts are all BM25 needs, and a store keeps them by content hash so a process loads
+arrays instead of re-tokenising the folder (app/adapters/lexical_cache.py). Document frequencies and
+lengths are derived from the counts.
+
+Scoring is vectorised over postings because proposals are long queries (thousands of tokens) and
+because a search can be restricted to a *pool*: the statistics (document frequencies, average length)
+are then those of the pool, exactly what BM25 over only those documents would give. The pool is the
+collection being searched; in an evaluation it is "the ADRs that existed when the proposal was
+written"; in a review it is every ADR but the proposal.
 
 Title coverage is the IDF-weighted share of a candidate's title terms that occur in the query. BM25
 asks "how much of the query is in this ADR"; coverage asks the reverse for the ADR's most condensed
@@ -21,7 +26,6 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from rank_bm25 import BM25Okapi
 
 from app.core.text import tokenize
 
@@ -39,8 +43,76 @@ class LexicalScores:
     title: np.ndarray  # per document, in [0, 1]; 0 outside the pool
 
 
+@dataclass(frozen=True, eq=False)
+class TermCounts:
+    """Every document's term counts as flat arrays, document after document: document d's terms are
+    `terms[offsets[d]:offsets[d + 1]]` (ids into `vocab`) with their counts."""
+
+    vocab: tuple[str, ...]
+    offsets: np.ndarray  # int64, n_docs + 1
+    terms: np.ndarray  # int32
+    counts: np.ndarray  # int32
+
+    @property
+    def n_docs(self) -> int:
+        return len(self.offsets) - 1
+
+    @classmethod
+    def of(cls, texts: Iterable[str]) -> TermCounts:
+        """Tokenise and count (the only step that reads the texts)."""
+        vocab: dict[str, int] = {}
+        offsets = [0]
+        terms: list[int] = []
+        counts: list[int] = []
+        for text in texts:
+            for term, tf in Counter(tokenize(text)).items():
+                terms.append(vocab.setdefault(term, len(vocab)))
+                counts.append(tf)
+            offsets.append(len(terms))
+        return cls(
+            tuple(vocab),
+            np.asarray(offsets, dtype=np.int64),
+            np.asarray(terms, dtype=np.int32),
+            np.asarray(counts, dtype=np.int32),
+        )
+
+    @classmethod
+    def gather(cls, picks: Sequence[tuple[TermCounts, int]]) -> TermCounts:
+        """The documents (source, row) in this order, over one vocabulary of only the terms they use."""
+        vocab: dict[str, int] = {}
+        remap: dict[int, np.ndarray] = {}
+        parts_t: list[np.ndarray] = []
+        parts_c: list[np.ndarray] = []
+        lengths = np.zeros(len(picks), dtype=np.int64)
+        for i, (source, row) in enumerate(picks):
+            ids = remap.get(id(source))
+            if ids is None:
+                ids = np.asarray([vocab.setdefault(t, len(vocab)) for t in source.vocab], dtype=np.int32)
+                remap[id(source)] = ids
+            lo, hi = int(source.offsets[row]), int(source.offsets[row + 1])
+            parts_t.append(ids[source.terms[lo:hi]])
+            parts_c.append(source.counts[lo:hi])
+            lengths[i] = hi - lo
+        joined = np.concatenate(parts_t) if parts_t else np.zeros(0, dtype=np.int32)
+        counts = np.concatenate(parts_c) if parts_c else np.zeros(0, dtype=np.int32)
+        # The vocabulary in order of first use, as `of` numbers it: gathered counts of a folder are
+        # then the very arrays a fresh count gives (same postings order, same sums). Terms no picked
+        # document uses are dropped (a source may hold documents that were not picked).
+        used, first = np.unique(joined, return_index=True)
+        canonical = used[np.argsort(first, kind="stable")]
+        renumber = np.zeros(len(vocab), dtype=np.int32)
+        renumber[canonical] = np.arange(len(canonical), dtype=np.int32)
+        words = list(vocab)
+        return cls(
+            tuple(words[i] for i in canonical),
+            np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64),
+            renumber[joined],
+            counts,
+        )
+
+
 class LexicalIndex:
-    """Immutable once built; rebuild it when the documents change (cheap: ~0.3 s per 1 MB of text)."""
+    """Immutable once built; rebuild it when the documents change (from cached counts: arrays only)."""
 
     def __init__(
         self,
@@ -48,31 +120,30 @@ class LexicalIndex:
         titles: Sequence[str] | None = None,
         params: Bm25Params | None = None,
     ) -> None:
+        self._build(TermCounts.of(texts), titles, params)
+
+    @classmethod
+    def from_counts(
+        cls, counts: TermCounts, titles: Sequence[str] | None = None, params: Bm25Params | None = None
+    ) -> LexicalIndex:
+        index = cls.__new__(cls)
+        index._build(counts, titles, params)
+        return index
+
+    def _build(self, tc: TermCounts, titles: Sequence[str] | None, params: Bm25Params | None) -> None:
         self.params = params or Bm25Params()
-        self.n_docs = len(texts)
-        docs_tokens = [tokenize(t) for t in texts]
-        vocab: dict[str, int] = {}
-        t_ids: list[int] = []
-        d_ids: list[int] = []
-        tfs: list[int] = []
-        if self.n_docs and any(docs_tokens):
-            model = BM25Okapi(docs_tokens, k1=self.params.k1, b=self.params.b, epsilon=self.params.epsilon)
-            freqs: Iterable[dict[str, int]] = model.doc_freqs
-        else:  # rank-bm25 divides by zero on an empty corpus
-            freqs = [dict(Counter(toks)) for toks in docs_tokens]
-        for d, doc in enumerate(freqs):
-            for term, tf in doc.items():
-                t_ids.append(vocab.setdefault(term, len(vocab)))
-                d_ids.append(d)
-                tfs.append(tf)
-        self.vocab = vocab
-        t_arr = np.asarray(t_ids, dtype=np.int64)
-        order = np.argsort(t_arr, kind="stable")
-        self._t = t_arr[order]
-        self._d = np.asarray(d_ids, dtype=np.int64)[order]
-        self._tf = np.asarray(tfs, dtype=np.float64)[order]
-        self._starts = np.searchsorted(self._t, np.arange(len(vocab) + 1))
-        self._dl = np.asarray([len(t) for t in docs_tokens], dtype=np.float64)
+        self.n_docs = tc.n_docs
+        self.vocab = {term: i for i, term in enumerate(tc.vocab)}
+        self._counts = tc
+        per_doc = np.diff(tc.offsets)
+        docs = np.repeat(np.arange(self.n_docs, dtype=np.int64), per_doc)
+        order = np.argsort(tc.terms, kind="stable")  # postings by term, documents in order within a term
+        self._t = tc.terms[order].astype(np.int64)
+        self._d = docs[order]
+        self._tf = tc.counts[order].astype(np.float64)
+        self._starts = np.searchsorted(self._t, np.arange(len(self.vocab) + 1))
+        self._dl = np.bincount(docs, weights=tc.counts, minlength=self.n_docs).astype(np.float64)
+        self._df_all = np.bincount(self._t, minlength=len(self.vocab))
         title_docs: list[int] = []
         title_terms: list[str] = []
         for d, title in enumerate(titles or ()):
@@ -82,7 +153,7 @@ class LexicalIndex:
         self._title_d = np.asarray(title_docs, dtype=np.int64)
         self._title_terms = title_terms
         self._title_t = np.asarray(
-            [vocab.get(t, -1) for t in title_terms], dtype=np.int64
+            [self.vocab.get(t, -1) for t in title_terms], dtype=np.int64
         )  # -1: not in any text
 
     def scores(self, query: str | Sequence[str], pool: Sequence[int] | None = None) -> LexicalScores:
@@ -99,8 +170,24 @@ class LexicalIndex:
         n = int(mask.sum())
         if n == 0 or not tokens:
             return zeros
-        df = np.bincount(self._t[mask[self._d]], minlength=len(self.vocab)).astype(np.float64)
+        df = self._pool_df(mask, n).astype(np.float64)
         return LexicalScores(self._bm25(tokens, mask, n, df), self._title(tokens, mask, n, df))
+
+    def _pool_df(self, mask: np.ndarray, n: int) -> np.ndarray:
+        """Document frequencies within the pool; a pool of most documents (a review: all but the
+        proposal) subtracts the few others from the folder's counts instead of recounting."""
+        if n * 2 < self.n_docs:
+            return np.bincount(self._t[mask[self._d]], minlength=len(self.vocab))
+        others = np.flatnonzero(~mask)
+        if len(others) == 0:
+            return self._df_all
+        tc = self._counts
+        starts, ends = tc.offsets[others], tc.offsets[others + 1]
+        lengths = ends - starts
+        # every posting of the other documents: the ranges [start, end) concatenated
+        rel = np.arange(int(lengths.sum())) - np.repeat(np.cumsum(lengths) - lengths, lengths)
+        rows = np.repeat(starts, lengths) + rel
+        return self._df_all - np.bincount(tc.terms[rows], minlength=len(self.vocab))
 
     def _bm25(self, tokens: Sequence[str], mask: np.ndarray, n: int, df: np.ndarray) -> np.ndarray:
         k1, b, eps = self.params.k1, self.params.b, self.params.epsilon

@@ -44,6 +44,7 @@ from app.core.markdown_safe import (
 )
 from app.core.marker import MARKER_PREFIX, marker, parse_marker
 from app.core.results import Review
+from app.core.shipped import shipped_dir
 
 __all__ = [
     "CAPS",
@@ -69,7 +70,7 @@ __all__ = [
     "sanitize_inline",
 ]
 
-TEMPLATES_DIR = Path(__file__).resolve().parents[2] / "templates"
+TEMPLATES_DIR = shipped_dir("templates")  # package data of the install, or the checkout's templates/
 LANGUAGES = ("en", "ja")  # each has templates/i18n/<lang>.yaml
 GITHUB_COMMENT_LIMIT = 65_536
 DEFAULT_BUDGET = 65_000  # a margin under GitHub's limit

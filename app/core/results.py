@@ -52,6 +52,16 @@ class RetrievalResult:
 
 @dataclass(frozen=True)
 class Usage:
+    """What model calls cost, summed over calls. The tuples are what a reader must be told about them:
+
+    unpriced_models: models that answered but have no price in `llm.prices`; `cost_usd` leaves their
+    calls out, so the cost is a lower bound ("cost unknown"), never a silent $0.
+    temperature_not_sent: (prompt, configured value) for every temperature the adapter did not send
+    because the API or the model rejects sampling parameters.
+    fallbacks: (model asked for, model that answered) when the first was overloaded (HTTP 529 after the
+    SDK's retries) and the configured fallback model answered instead.
+    """
+
     model: str = ""
     input_tokens: int = 0
     output_tokens: int = 0
@@ -60,6 +70,20 @@ class Usage:
     latency_s: float = 0.0
     cost_usd: float = 0.0
     calls: int = 0
+    unpriced_models: tuple[str, ...] = ()
+    temperature_not_sent: tuple[tuple[str, float], ...] = ()
+    fallbacks: tuple[tuple[str, str], ...] = ()
+
+    def __post_init__(self) -> None:
+        # Callers rebuild Usage from JSON (lists); keep the fields hashable, sorted and unique.
+        object.__setattr__(self, "unpriced_models", _union(self.unpriced_models))
+        object.__setattr__(self, "temperature_not_sent", _union(self.temperature_not_sent))
+        object.__setattr__(self, "fallbacks", _union(self.fallbacks))
+
+    @property
+    def cost_known(self) -> bool:
+        """False when some call's model has no price: `cost_usd` is then only what the priced calls cost."""
+        return not self.unpriced_models
 
     def __add__(self, other: Usage) -> Usage:
         models = ",".join(sorted({m for m in (self.model, other.model) for m in m.split(",") if m}))
@@ -72,13 +96,26 @@ class Usage:
             latency_s=self.latency_s + other.latency_s,
             cost_usd=self.cost_usd + other.cost_usd,
             calls=self.calls + other.calls,
+            unpriced_models=self.unpriced_models + other.unpriced_models,
+            temperature_not_sent=self.temperature_not_sent + other.temperature_not_sent,
+            fallbacks=self.fallbacks + other.fallbacks,
         )
+
+
+def _union(items: Any) -> tuple[Any, ...]:
+    return tuple(sorted({tuple(i) if isinstance(i, list) else i for i in items}))
 
 
 @dataclass(frozen=True)
 class StageError:
     node: str  # "recall", "devils_advocate", "premortem", "judge", ...
     message: str
+
+    MAX_CHARS = 1000  # a model's 400 body or a traceback must not fill the store and the comment
+
+    def __post_init__(self) -> None:
+        if len(self.message) > self.MAX_CHARS:
+            object.__setattr__(self, "message", self.message[: self.MAX_CHARS - 1] + "…")
 
 
 @dataclass(frozen=True)
@@ -104,22 +141,41 @@ class RecallResult:
     errors: tuple[StageError, ...] = ()
 
 
+# Why a finding is shown as unverified (app/core/findings.py verify_findings).
+Unverified = Literal["quote_not_found", "quote_too_short", "no_quote", "unknown_adr"]
+
+
 @dataclass(frozen=True)
 class Finding:
     source: tuple[str, ...]  # which critics raised it
     title: str
     severity: Severity
     actionability: Actionability
-    evidence: str
+    quote: str  # the ADR passage it concerns, verbatim (the code checks it like a citation reason)
+    section: str  # the section it concerns: once verified, the heading the quote stands under
+    gap: str  # what is missing, wrong or unhandled there
     suggested_action: str
     dedupe_group: str
     category: str | None = None  # pre-mortem category when known
+    unverified: Unverified | None = None  # None: the quote verified and every ADR it names is known
+    unknown_ids: tuple[str, ...] = ()  # ADR ids it names that are not among the ADRs it was shown
+
+
+@dataclass(frozen=True)
+class Exclusion:
+    """A critic finding left out because the ADR already covers it, with the passage that does."""
+
+    title: str  # the critic finding's title
+    quote: str  # the ADR passage that covers it, verified
+    section: str
+    by: Literal["judge", "code"]  # the Judge said so (and named the passage), or the code guard found it
+    source: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
 class BlindSpotResult:
     status: Literal["judged", "unjudged", "skipped", "disabled"]
-    findings: tuple[Finding, ...]  # after caps; the shown ones
+    findings: tuple[Finding, ...]  # verified, after caps: the shown ones
     omitted_count: int  # findings beyond the display cap
     total_count_by_severity: Mapping[str, int]
     self_assessment: str
@@ -130,8 +186,12 @@ class BlindSpotResult:
     usage_by_node: Mapping[str, Usage]
     skipped_reason: str | None = None
     # reason -> count of findings not shown for a reason other than the cap: "merged_duplicates",
-    # "covered_by_adr" (code check), "judge_excluded_as_covered" (the Judge's own report)
+    # "covered_by_adr" (code check), "judge_excluded_as_covered" (the Judge, its passage verified),
+    # "judge_exclusion_unverified" (the Judge named no real passage: the finding was put back),
+    # "unverified" (quote not found or an unknown ADR named: listed apart, see `unverified`)
     dropped: Mapping[str, int] = field(default_factory=dict)
+    unverified: tuple[Finding, ...] = ()  # findings whose quote or ADR ids did not verify, labelled
+    exclusions: tuple[Exclusion, ...] = ()  # "already covered by the ADR", each with its passage
 
     @property
     def usage(self) -> Usage:

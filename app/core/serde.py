@@ -17,7 +17,8 @@ from typing import Any, TypeVar, Union, get_args, get_origin
 
 from app.core.results import BlindSpotResult, RecallResult, Review
 
-SERDE_VERSION = 1
+SERDE_VERSION = 2  # 2: findings carry quote/section/gap (not evidence), exclusions, unverified;
+# Usage carries unpriced_models, temperature_not_sent and fallbacks
 
 T = TypeVar("T")
 

@@ -6,6 +6,7 @@ Japanese has no spaces between words, so CJK runs become overlapping character b
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 
@@ -47,10 +48,17 @@ def contains_verbatim(haystack: str, needle: str) -> bool:
     Whitespace between a CJK character and anything else is dropped on both sides, so a
     quote that a model re-wrapped across a line break in Japanese text still matches.
     """
-    n = _squeeze_cjk_spaces(normalize_for_match(needle))
+    n = verbatim_form(needle)
     if not n:
         return False
-    return n in _squeeze_cjk_spaces(normalize_for_match(haystack))
+    return n in verbatim_form(haystack)
+
+
+@functools.lru_cache(maxsize=8192)
+def verbatim_form(text: str) -> str:
+    """The form contains_verbatim compares (cached: verification checks many quotes against the same
+    passages)."""
+    return _squeeze_cjk_spaces(normalize_for_match(text))
 
 
 def _squeeze_cjk_spaces(text: str) -> str:
@@ -67,6 +75,8 @@ def _squeeze_cjk_spaces(text: str) -> str:
 _CJK_CLASS = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af\u31f0-\u31ff"
 # A CJK run, or a word of other letters/digits (underscore splits words: snake_case -> two tokens).
 _TOKEN = re.compile(rf"[{_CJK_CLASS}]+|[^\W_{_CJK_CLASS}]+", re.UNICODE)
+# Every character `_is_cjk` accepts (the class above plus the supplementary ideographs).
+_CJK_ANY = re.compile(rf"[{_CJK_CLASS}\U00020000-\U0002FA1F]+")
 
 
 def tokenize(text: str) -> list[str]:
@@ -88,9 +98,10 @@ def _bigrams(run: str) -> list[str]:
 
 
 def is_japanese(text: str, threshold: float = 0.15) -> bool:
-    """Language guess: share of kana/kanji among the letters."""
-    letters = [ch for ch in text if ch.isalpha()]
+    """Language guess: share of kana/kanji among the letters (counted in C: `str.isalpha` over the
+    text, and over its CJK runs, instead of a Python test per character)."""
+    letters = sum(map(str.isalpha, text))
     if not letters:
         return False
-    cjk = sum(1 for ch in letters if _is_cjk(ch))
-    return cjk / len(letters) >= threshold
+    cjk = sum(map(str.isalpha, "".join(_CJK_ANY.findall(text))))
+    return cjk / letters >= threshold

@@ -50,6 +50,8 @@ class PullRequestEvent:
     head_repo: str | None  # None when the fork was deleted
     sender: Actor
     default_branch: str
+    title: str = ""
+    labels: tuple[str, ...] = ()
 
     @property
     def is_fork(self) -> bool:
@@ -110,13 +112,15 @@ _SUBCOMMAND_ALIASES = {
     "blind_spots": "blind-spots",
     "help": "help",
 }
-_COMMAND_LINE = re.compile(r"^/adr-review(?:[ \t]+(?P<sub>\S+))?(?:[ \t].*)?$", re.IGNORECASE)
+_COMMAND_LINE = re.compile(r"^/adr-review(?:[ \t]+(?P<rest>.*))?$", re.IGNORECASE)
+_MAX_COMMAND_PATHS = 20
 
 
 @dataclass(frozen=True)
 class Command:
     kind: CommandKind
     raw: str  # the command line as written
+    paths: tuple[str, ...] = ()  # `/adr-review [recall|blind-spots] PATH...`: only these changed ADRs
 
     @property
     def stages(self) -> frozenset[str]:
@@ -136,10 +140,17 @@ def parse_command(body: str) -> Command | None:
         m = _COMMAND_LINE.match(stripped)
         if not m:
             return None
-        sub = (m.group("sub") or "").casefold()
+        words = (m.group("rest") or "").split()
+        sub = words[0].casefold() if words and not _looks_like_path(words[0]) else ""
         kind = _SUBCOMMAND_ALIASES.get(sub, "unknown")
-        return Command(kind=kind, raw=stripped[:200])  # type: ignore[arg-type]
+        # ADR paths anywhere on the line narrow the run; other words after the command are ignored.
+        paths = tuple(w.strip("`") for w in words if _looks_like_path(w))[:_MAX_COMMAND_PATHS]
+        return Command(kind=kind, raw=stripped[:200], paths=paths)  # type: ignore[arg-type]
     return None
+
+
+def _looks_like_path(word: str) -> bool:
+    return is_markdown(word.strip("`"))
 
 
 def is_authorized(author_association: str, permission: str | None = None) -> bool:
@@ -157,6 +168,7 @@ HELP_TEXT = """\
 | `/adr-review` | Review the changed ADRs again: recall of related ADRs and the blind-spot critics |
 | `/adr-review recall` | Re-run only the recall of related past ADRs |
 | `/adr-review blind-spots` | Re-run only the blind-spot critics |
+| `/adr-review PATH...` | Review only these changed ADRs (also after `recall` or `blind-spots`) |
 | `/adr-review help` | Show this help |
 
 Only repository owners, members and collaborators can run commands. Results update the existing \
@@ -184,10 +196,11 @@ class Decision:
     summary: str
     stages: frozenset[str] = ALL_STAGES
     forced: bool = False  # a comment command: new run key, same comment
-    react: bool = False  # put 👀 on the command comment
+    react: bool = False  # react to the command comment: 👀 accepted, 😕 denied
     reply: str | None = None  # post this as a (new, separate) reply comment
     read_only: bool = False  # fork PR on `pull_request`: read-only token, no secrets -> no comment
     needs_permission_check: bool = False  # association not enough: ask the API for the permission
+    only_paths: frozenset[str] = frozenset()  # a command naming ADRs: review only those
 
 
 def screen(event: Event) -> Decision | None:
@@ -253,6 +266,7 @@ def decide(event: Event, *, review_drafts: bool = False, permission: str | None 
         return Decision(
             "deny",
             f"adr-review: {event.sender.login} ({event.author_association}) may not run commands; nothing run.",
+            react=True,  # 😕, and the reply once per user and PR (app/pipeline/pr.py::respond)
             reply=DENIED_TEXT.format(login=event.sender.login),
         )
     if command.kind == "unknown":
@@ -268,6 +282,7 @@ def decide(event: Event, *, review_drafts: bool = False, permission: str | None 
         stages=command.stages,
         forced=True,
         react=True,
+        only_paths=frozenset(command.paths),
     )
 
 

@@ -2,9 +2,8 @@
 
 The runner's environment and inputs are read (action_env), the adapters composed, `plan` and then
 `run_target` for each target run inline with their run rows in the cache folder's state store
-($GITHUB_WORKSPACE/.adr-review, restored by actions/cache: index, checkpoints, ADR blobs), and the
-outcome reported through the runner's file commands (workflow_commands). Everything external is
-injectable (`github_factory`, `llm_factory`, `index_factory`) for the tests.
+($GITHUB_WORKSPACE/.adr-review, restored by actions/cache), and the outcome reported through the
+runner's file commands (workflow_commands). Everything external is injectable for the tests.
 """
 
 from __future__ import annotations
@@ -29,6 +28,7 @@ from app.entrypoints.action_env import (
     default_index_factory,
     default_llm_factory,
     export_model_cache,
+    folder_cache,
     read_event_file,
     state_store,
 )
@@ -37,14 +37,16 @@ from app.entrypoints.workflow_commands import (
     finish,
     md_text,
     published_line,
+    report_plan,
     report_reindex,
     report_reviews,
-    sync_line,
+    report_targets,
 )
 from app.pipeline import pr
-from app.pipeline.folders import FolderCache, reindex
+from app.pipeline.budget import Budget, BudgetedLlm
+from app.pipeline.folders import reindex
 from app.pipeline.inline import run_inline
-from app.pipeline.keys import index_slot, link_base
+from app.pipeline.keys import link_base
 from app.pipeline.ports import GitHubError, GitHubPort
 
 log = logging.getLogger("adr-review.action")
@@ -94,48 +96,47 @@ def _run(
     llm_factory: LlmFactory,
     index_factory: IndexFactory,
 ) -> None:
-    from app.adapters.remote_folder import DiskBlobCache, load_remote_folder
     from app.prompts import packaged
 
     repo, event = runner.repository, read_event_file(runner.event_name, runner.event_path, runner.repository)
-    online = bool(inputs.anthropic_api_key)
-    plan = pr.plan(pr.PrContext(event, repo, packaged().hash, online, inputs.config_path, inputs.apply), gh)
     notify = lambda level, msg, f: rep.annotate(level, msg, file=f)  # noqa: E731
-    if dry:
-        rep.line("adr-review: dry run: nothing is written to GitHub.")
-    if plan.kind == "config_error":
-        rep.error(plan.config_error or "invalid config", file=inputs.config_path, title="adr-review")
-        return finish(rep, plan.summary)
-    if plan.reply and dry:
-        rep.line("adr-review: dry run: would reply:\n" + plan.reply)
-    elif not dry:
-        pr.respond(plan, gh, repo, notify=notify)
-    if (
-        plan.kind not in ("review", "reindex")
-        or plan.config is None
-        or (plan.kind == "review" and not plan.targets)
-    ):
-        return finish(rep, plan.summary)
     cache = cache_dir(inputs.cache_dir)
-    blobs = DiskBlobCache(cache / "blobs")
-    folders = FolderCache(
-        lambda g, r, ref, d: load_remote_folder(g, r, ref, d, blobs),
-        lambda r, d, config: index_factory(cache / "index" / index_slot(r, d), config),
-        notify=notify,
-        on_synced=lambda d, ref, s: rep.line(sync_line(d, ref, s, blobs.downloaded)),
-    )
-    if plan.kind == "reindex":
-        ref = getattr(event, "default_branch", "") or gh.default_branch(repo)
-        rep.line(plan.summary)
-        return report_reindex(rep, repo, ref, reindex(gh, repo, ref, plan.config, folders))
-    rep.line(plan.summary)
-    rep.line(f"adr-review: {len(plan.targets)} ADR(s) changed: {', '.join(t.adr_path for t in plan.targets)}")
-    for path in plan.missing:
-        rep.annotate("warning", f"{path} is not in {plan.head_sha[:12]}; skipped", file=path)
-    llm = None if plan.read_only else llm_factory(inputs.anthropic_api_key, plan.config)
-    writes = not (dry or plan.read_only)
-    deps = pr.RunDeps(gh, llm, folders, runner.server_url, writes=writes, notify=notify)
     with state_store(cache, lambda msg: rep.annotate("warning", msg)) as store:
+        spend = lambda c: Budget(store, repo, c.limits).blocked()  # noqa: E731
+        ctx = pr.PrContext(event, repo, packaged().hash, inputs.model_available, inputs.config_path,
+                           inputs.apply, spend)  # fmt: skip
+        plan = pr.plan(ctx, gh)
+        if not report_plan(rep, plan, dry=dry, config_path=inputs.config_path):
+            return None
+        if not dry:
+            pr.respond(plan, gh, repo, notify=notify)
+        if (
+            plan.kind not in ("review", "reindex")
+            or plan.config is None
+            or not (plan.targets or plan.kind == "reindex")
+        ):
+            return finish(rep, plan.summary)
+        folders = folder_cache(cache, rep, notify, index_factory)
+        if plan.kind == "reindex":
+            ref = getattr(event, "default_branch", "") or gh.default_branch(repo)
+            rep.line(plan.summary)
+            return report_reindex(rep, repo, ref, reindex(gh, repo, ref, plan.config, folders))
+        report_targets(rep, plan)
+        writes = not (dry or plan.read_only)
+        if writes and plan.capped:
+            gh.upsert_comment(repo, plan.targets[0].pr, pr.CAPPED_MARKER_PATH, pr.capped_comment(plan))
+        llm = (
+            None if plan.read_only or plan.spend_note else llm_factory(inputs.anthropic_api_key, plan.config)
+        )
+        deps = pr.RunDeps(
+            gh,
+            BudgetedLlm(llm, Budget(store, repo, plan.config.limits)) if llm is not None else None,
+            folders,
+            runner.server_url,
+            writes=writes,
+            notify=notify,
+            llm_unavailable_reason="budget_cap" if plan.spend_note else "no_api_key",
+        )
         outcomes = run_inline(plan.targets, deps, store, on_failed=lambda t, exc: rep.error(
             f"{t.adr_path}: {exc}", file=t.adr_path, title="adr-review: GitHub API"))  # fmt: skip
     for target, out in zip(plan.targets, outcomes, strict=True):

@@ -3,15 +3,15 @@ the runner's environment variables, and where downloaded models go."""
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Callable, Mapping, MutableMapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from app.config import REPO_CONFIG_PATH, PromptOverride, RepoConfig, RepoConfigError
 from app.core.triggers import Event
+from app.pipeline.folders import FolderCache
 from app.pipeline.ports import AdrIndex, GitHubPort, LlmPort
 
 INPUTS: Mapping[str, str] = {
@@ -26,6 +26,12 @@ INPUTS: Mapping[str, str] = {
     "recall-model": "Model for the recall step",
     "critic-model": "Model for the blind-spot critics",
     "judge-model": "Model for the blind-spot judge",
+    "llm-provider": "Where the models run: anthropic, bedrock or vertex (llm.provider; default: the repo config's)",
+    "llm-region": "AWS region (bedrock) or Google Cloud region (vertex) (llm.region; default: AWS_REGION / CLOUD_ML_REGION)",
+    "vertex-project-id": "Google Cloud project for vertex (llm.project_id; default: the credentials' project)",
+    "max-adrs": "Most ADRs reviewed per run; the rest are listed with the command that reviews them (limits.max_adrs_per_run)",
+    "spend-per-run-usd": "Model spend cap for one run in USD; past it, model stages are skipped (limits.spend_per_run_usd)",
+    "spend-per-month-usd": "Model spend cap per calendar month (UTC) in USD, tracked in the cache folder (limits.spend_per_month_usd)",
 }
 OUTPUTS: Mapping[str, str] = {
     "comment-urls": "URLs of the ADR comments this run created, edited or found up to date, one per line",
@@ -39,6 +45,11 @@ DEFAULTS: Mapping[str, str] = {
 }
 
 CRITIC_PROMPTS = ("blindspot-devils-advocate", "blindspot-premortem", "blindspot-adjacent-domain")
+LIMIT_INPUTS: Mapping[str, str] = {
+    "max-adrs": "max_adrs_per_run",
+    "spend-per-run-usd": "spend_per_run_usd",
+    "spend-per-month-usd": "spend_per_month_usd",
+}
 MODEL_INPUTS: Mapping[str, tuple[str, ...]] = {
     "recall-model": ("recall-pre-gate",),
     "critic-model": CRITIC_PROMPTS,
@@ -73,6 +84,8 @@ class ActionInputs:
     dry_run: bool
     cache_dir: Path
     models: Mapping[str, str]  # prompt name -> model
+    llm: Mapping[str, str] = field(default_factory=dict)  # llm.<key> (provider, region, project_id) -> text
+    limits: Mapping[str, str] = field(default_factory=dict)  # limits.<key> -> the input's text
 
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> ActionInputs:
@@ -96,7 +109,23 @@ class ActionInputs:
             dry_run=_truthy(get("dry-run")),
             cache_dir=cache if cache.is_absolute() else workspace / cache,
             models=models,
+            llm={
+                key: value
+                for key, value in (
+                    ("provider", get("llm-provider")),
+                    ("region", get("llm-region")),
+                    ("project_id", get("vertex-project-id")),
+                )
+                if value
+            },
+            limits={key: get(name) for name, key in LIMIT_INPUTS.items() if get(name)},
         )
+
+    @property
+    def model_available(self) -> bool:
+        """A model can be called: an Anthropic API key, or a cloud provider whose own credentials the
+        workflow set up (their absence shows on the first call, as a degraded step)."""
+        return bool(self.anthropic_api_key) or self.llm.get("provider") in ("bedrock", "vertex")
 
     def apply(self, config: RepoConfig) -> RepoConfig:
         """The workflow's inputs win over the repo config (they are part of the config hash, so of the key)."""
@@ -107,12 +136,24 @@ class ActionInputs:
             if self.language not in ("auto", "en", "ja"):
                 raise RepoConfigError("input language", [f"{self.language!r} is not one of auto, en, ja"])
             update["language"] = self.language
+        if self.limits:
+            update["limits"] = {**config.limits.model_dump(), **self.limits}  # validated with the rest
         if self.models:
             prompts = dict(config.llm.prompts)
             for name, model in self.models.items():
                 prompts[name] = (prompts.get(name) or PromptOverride()).model_copy(update={"model": model})
             update["llm"] = config.llm.model_copy(update={"prompts": prompts})
-        return RepoConfig.model_validate({**config.model_dump(), **_dump(update)}) if update else config
+        if self.llm:  # validated with the rest (an unknown provider is a config error)
+            update["llm"] = update.get("llm", config.llm).model_copy(update=dict(self.llm))
+        if not update:
+            return config
+        from pydantic import ValidationError
+
+        try:
+            return RepoConfig.model_validate({**config.model_dump(), **_dump(update)})
+        except ValidationError as exc:
+            problems = [f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors()]
+            raise RepoConfigError("the Action's inputs", problems) from None
 
 
 def _dump(update: Mapping[str, Any]) -> dict[str, Any]:
@@ -195,11 +236,12 @@ def default_github_factory(token: str | None, api_url: str) -> GitHubPort:
 
 
 def default_llm_factory(api_key: str | None, config: RepoConfig) -> LlmPort | None:
-    from app.adapters.llm import AnthropicLlm
+    """The provider of `config.llm.provider` (the llm-provider input is applied to it); the Claude API
+    needs the key, Bedrock and Vertex the workflow's cloud credentials (docs/action.md)."""
+    from app.adapters.llm import make_llm
+    from app.config import Settings
 
-    return (
-        AnthropicLlm(api_key, config.llm, base_url=os.environ.get("ANTHROPIC_BASE_URL")) if api_key else None
-    )
+    return make_llm(Settings().model_copy(update={"anthropic_api_key": api_key}), config)
 
 
 def default_index_factory(path: Path, config: RepoConfig) -> AdrIndex:
@@ -239,3 +281,18 @@ class LazyGitHub:
         if self._gh is None:
             self._gh = self._make()
         return getattr(self._gh, name)
+
+
+def folder_cache(cache: Path, rep: Any, notify: Any, index_factory: IndexFactory) -> FolderCache:
+    """The run's ADR folders: blobs from the cache folder (downloaded once), indexes inside it."""
+    from app.adapters.remote_folder import DiskBlobCache, load_remote_folder
+    from app.entrypoints.workflow_commands import sync_line
+    from app.pipeline.keys import index_slot
+
+    blobs = DiskBlobCache(cache / "blobs")
+    return FolderCache(
+        lambda g, r, ref, d: load_remote_folder(g, r, ref, d, blobs),
+        lambda r, d, config: index_factory(cache / "index" / index_slot(r, d), config),
+        notify=notify,
+        on_synced=lambda d, ref, s: rep.line(sync_line(d, ref, s, blobs.downloaded)),
+    )

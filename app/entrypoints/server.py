@@ -1,7 +1,9 @@
 """The GitHub App's HTTP side: `POST /webhook` and `GET /healthz` (Starlette, served by uvicorn).
 
-The webhook does only what must happen before GitHub gets its answer: read the raw body (size-capped),
-verify `X-Hub-Signature-256`, screen the event, and store the delivery with the runs it implies in one
+The webhook does only what must happen before GitHub gets its answer: read the raw body (size-capped:
+a body is buffered before its signature can be checked, so the cap and the server's concurrency limit,
+`adr-review serve`, bound what unauthenticated requests can make us hold), verify
+`X-Hub-Signature-256`, screen the event, and store the delivery with the runs it implies in one
 transaction; the review itself runs on the worker threads (app/pipeline/worker.py). Answers:
 401 bad or missing signature (nothing stored) · 400 missing delivery headers or a body that is not JSON
 · 413 body over the cap · 204 an event or action we do not handle · 202 stored (or a duplicate of a stored
@@ -30,7 +32,10 @@ from app.pipeline.ports import RunQueue
 
 log = logging.getLogger("adr_review.server")
 
-GITHUB_MAX_BODY = 25 * 1024 * 1024
+GITHUB_MAX_BODY = 25 * 1024 * 1024  # what GitHub may send at most
+# What the events we handle need: a pull_request or issue_comment payload is tens of KiB; the largest
+# parts, a PR body and a comment body, are 65,536 characters each (256 KiB in UTF-8 at worst).
+DEFAULT_MAX_BODY = 1024 * 1024
 
 
 class _TooLarge(Exception):
@@ -40,7 +45,7 @@ class _TooLarge(Exception):
 @dataclass
 class WebhookConfig:
     secret: str | None  # None only with --insecure-no-secret (local development)
-    max_body_bytes: int = GITHUB_MAX_BODY
+    max_body_bytes: int = DEFAULT_MAX_BODY
     max_attempts: int = 3
 
 
@@ -74,6 +79,14 @@ def create_app(
         try:
             body = await _read_body(request, config.max_body_bytes)
         except _TooLarge:
+            log.warning(
+                "webhook_too_large",
+                extra={
+                    "delivery": request.headers.get("x-github-delivery"),
+                    "limit": config.max_body_bytes,
+                    "declared": request.headers.get("content-length"),
+                },
+            )
             return JSONResponse({"error": "payload too large"}, status_code=413)
         if config.secret is not None and not verify(
             config.secret, body, request.headers.get("x-hub-signature-256")
@@ -125,10 +138,11 @@ def create_app(
         )
 
     async def healthz(request: Request) -> Response:
+        """Reads only (the store's health is one query): an unauthenticated probe writes nothing."""
         facts: dict[str, Any] = await anyio.to_thread.run_sync(queue.health)
         if health_extra is not None:
             facts.update(health_extra())
-        ok = bool(facts.get("store_writable")) and facts.get("workers_alive", 1) != 0
+        ok = bool(facts.get("store_ok")) and facts.get("workers_alive", 1) != 0
         facts["ok"] = ok
         return JSONResponse(facts, status_code=200 if ok else 503)
 

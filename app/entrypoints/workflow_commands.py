@@ -12,7 +12,7 @@ from typing import TextIO
 from app.core.results import Review
 from app.entrypoints.action_env import RunnerEnv
 from app.pipeline.ports import SyncReport
-from app.pipeline.pr import Published
+from app.pipeline.pr import Plan, Published
 
 
 def escape_data(text: str) -> str:
@@ -150,3 +150,35 @@ def report_reindex(reporter: Reporter, repo: str, ref: str, rows: Sequence[tuple
             "|:--|--:|",
             *(f"| {d or '/'} | {n} |" for d, n in rows),
         ]
+
+
+def report_plan(reporter: Reporter, plan: Plan, *, dry: bool, config_path: str) -> bool:
+    """What the plan says before anything runs; False: the run stops here (the config is invalid)."""
+    if dry:
+        reporter.line("adr-review: dry run: nothing is written to GitHub.")
+    if plan.kind == "config_error":
+        reporter.error(plan.config_error or "invalid config", file=config_path, title="adr-review")
+        finish(reporter, plan.summary)
+        return False
+    if plan.reply and dry:
+        reporter.line("adr-review: dry run: would reply:\n" + plan.reply)
+    return True
+
+
+def report_targets(reporter: Reporter, plan: Plan) -> None:
+    reporter.line(plan.summary)
+    paths = ", ".join(t.adr_path for t in plan.targets)
+    reporter.line(f"adr-review: {len(plan.targets)} ADR(s) changed: {paths}")
+    for path in plan.missing:
+        reporter.annotate("warning", f"{path} is not in {plan.head_sha[:12]}; skipped", file=path)
+    if plan.capped:
+        reporter.annotate(
+            "warning",
+            f"{len(plan.capped)} more changed ADR(s) not reviewed (limits.max_adrs_per_run): "
+            + ", ".join(plan.capped)
+            + ". Comment `/adr-review "
+            + " ".join(plan.capped[:20])
+            + "` to review them.",
+        )
+    if plan.spend_note:
+        reporter.annotate("warning", f"no model calls in this run: {plan.spend_note}")

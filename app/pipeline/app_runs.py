@@ -5,11 +5,15 @@ plan (key from app/pipeline/intake.py), stages:
   plan      pr.plan over the stored payload -> checkpoint (the targets with their run keys)
   react / reply   the 👀 on a command, the help / denial reply (each its own stage: posted once)
   config_error    an invalid repo config, said in a PR comment (upserted: one per PR, never spam)
-  then, idempotently (INSERT OR IGNORE on run keys): enqueue the reviews and cancel the queued or
-  running runs of the same PR (and ADR) at another head SHA.
+  then: a plan reused from its checkpoint (a crash, a retry) re-reads the PR's live head and enqueues
+  nothing when it moved; idempotently (INSERT OR IGNORE on run keys) enqueue the reviews, with their
+  head's push order, and cancel the queued or running runs of the same PR (and ADR) at *older* heads
+  (by the order the pushes arrived: a newer head's runs are never cancelled).
 review (key = the target's run key), stages inside pr.run_target through the worker's memo:
   recall, critic:*, judge, render (checkpointed, so a resumed run posts exactly what it rendered),
-  comment   upsert by the hidden marker (a crash after the POST finds the comment by its marker).
+  comment   app/pipeline/publish.py under the store's lock of (repo, PR, ADR): still current right
+            before the write, never over a newer head's comment (a crash after the POST finds the
+            comment by its marker). A review that finds a newer head's comment is cancelled.
 """
 
 from __future__ import annotations
@@ -23,8 +27,11 @@ from typing import Any
 from app.config import REPO_CONFIG_PATH, RepoConfig
 from app.core.triggers import Event
 from app.pipeline import pr
+from app.pipeline.budget import Budget, BudgetedLlm
 from app.pipeline.folders import FolderCache, LoadFolder, OpenIndex
+from app.pipeline.locks import StoreLocks
 from app.pipeline.ports import GitHubPort, LlmPort, PromptLibrary, StateStore
+from app.pipeline.publish import comment_lock_name
 from app.pipeline.queue import QueueItem, RunSpec
 from app.pipeline.worker import RunAbandoned, RunContext
 from app.prompts import packaged
@@ -70,27 +77,44 @@ class AppExecutor:
         memo = ctx.memo()
         gh = self._gh(item)
         plan = pr.Plan.from_json(memo("plan", lambda: self._compute_plan(item, gh).to_json()))
-        pr.respond(plan, gh, item.repo, memo)
+        locks = StoreLocks(d.store, ctx.owner)
+        pr.respond(plan, gh, item.repo, memo, lock=locks)
         if plan.kind == "config_error" and plan.number is not None:
             body = pr.config_error_comment(plan, REPO_CONFIG_PATH)
             number = plan.number
 
             def post() -> dict[str, Any]:
-                comment, created = gh.upsert_comment(item.repo, number, REPO_CONFIG_PATH, body)
+                with locks(comment_lock_name(item.repo, number, REPO_CONFIG_PATH)):
+                    comment, created = gh.upsert_comment(item.repo, number, REPO_CONFIG_PATH, body)
                 return {"comment_id": comment.id, "created": created}
 
             memo("config_error", post)
+        if plan.capped and plan.number is not None:
+            capped_body, capped_number = pr.capped_comment(plan), plan.number
+
+            def post_capped() -> dict[str, Any]:
+                with locks(comment_lock_name(item.repo, capped_number, pr.CAPPED_MARKER_PATH)):
+                    comment, created = gh.upsert_comment(
+                        item.repo, capped_number, pr.CAPPED_MARKER_PATH, capped_body
+                    )
+                return {"comment_id": comment.id, "created": created}
+
+            memo("capped", post_capped)
         if not plan.targets:
             log.info("plan_no_reviews", extra={"run_key": item.run_key, "summary": plan.summary})
             return
-        runs = [self._spec(item, t) for t in plan.targets]
         ctx.check()
+        if "plan" in ctx.reused and not self._head_still(item, gh, plan):
+            return
+        order = d.store.push_order(item.repo, item.pr_number, plan.head_sha)
+        runs = [self._spec(item, t, order) for t in plan.targets]
         new = d.store.enqueue(runs)
         reason = f"superseded by {plan.head_sha[:12]}"
         number = item.pr_number
+        keep = {r.run_key for r in runs}  # never cancel what this plan itself enqueues
         cancelled = d.store.cancel_superseded(item.repo, number, "", plan.head_sha, reason)  # older plans
         for r in runs:
-            cancelled += d.store.cancel_superseded(item.repo, number, r.adr_path, plan.head_sha, reason)
+            cancelled += d.store.cancel_superseded(item.repo, number, r.adr_path, plan.head_sha, reason, keep)
         log.info(
             "plan_enqueued",
             extra={
@@ -101,6 +125,18 @@ class AppExecutor:
             },
         )
 
+    def _head_still(self, item: QueueItem, gh: GitHubPort, plan: pr.Plan) -> bool:
+        """A plan reused from its checkpoint was computed before a crash or a retry: the PR may have
+        moved since. Its reviews are enqueued only if its head is still the PR's head."""
+        live = gh.pull_request(item.repo, item.pr_number).head_sha
+        if live == plan.head_sha:
+            return True
+        log.info(
+            "plan_superseded",
+            extra={"run_key": item.run_key, "planned": plan.head_sha[:12], "live": live[:12]},
+        )
+        return False
+
     def _compute_plan(self, item: QueueItem, gh: GitHubPort) -> pr.Plan:
         d = self.deps
         raw = d.store.delivery_payload(item.hook_id, item.delivery_id)
@@ -108,19 +144,29 @@ class AppExecutor:
             raise RunInputError(f"delivery {item.delivery_id} of {item.run_key} is not stored")
         event = d.parse_event(str(item.spec.get("event", "")), json.loads(raw))
         online = d.llm_for(RepoConfig()) is not None
-        ctx = pr.PrContext(event, item.repo, d.prompts.hash, online)
+        ctx = pr.PrContext(
+            event, item.repo, d.prompts.hash, online, spend_blocked=lambda c: self._budget(item, c).blocked()
+        )
         return pr.plan(ctx, gh)
 
-    def _spec(self, item: QueueItem, target: pr.Target) -> RunSpec:
+    def _budget(self, item: QueueItem, config: RepoConfig) -> Budget:
+        """The caps of this repository; a review run is one "run" of the per-run cap."""
+        return Budget(self.deps.store, item.repo, config.limits)
+
+    def _spec(self, item: QueueItem, target: pr.Target, push_order: int | None) -> RunSpec:
+        """One queued review: its queue key is the content key at this head. The model answers are
+        shared through the content-addressed stages and the comment is left alone when its marker
+        carries the content key; the head in the queue key makes a push that brings back an earlier
+        content (a revert) review again instead of finding that run done."""
         return RunSpec(
-            run_key=target.run_key,
+            run_key=queue_key(target),
             kind="review",
             repo=item.repo,
             pr_number=item.pr_number,
             installation_id=item.installation_id,
             adr_path=target.adr_path,
             head_sha=target.head_sha,
-            spec={"target": target.to_json()},
+            spec={"target": target.to_json(), "push_order": push_order},
             parent_key=item.run_key,
             max_attempts=self.deps.max_attempts,
         )
@@ -131,9 +177,11 @@ class AppExecutor:
         gh = self._gh(item)
         target = pr.with_content(pr.Target.from_json(dict(item.spec["target"])), gh)
         assert target.content is not None
-        llm = d.llm_for(target.config)
-        key = target.review_target(target.content).key(target.config, d.prompts.hash, online=llm is not None)
-        if key != item.run_key:
+        llm = None if target.no_model else d.llm_for(target.config)
+        if llm is not None:
+            llm = BudgetedLlm(llm, self._budget(item, target.config))
+        key = target.key_now(target.content, d.prompts.hash, online=llm is not None)
+        if key != target.run_key:
             self._rekey(item, replace(target, run_key=key))
         deps = pr.RunDeps(
             gh,
@@ -143,8 +191,14 @@ class AppExecutor:
             recall_enabled=d.recall_enabled,
             prompts=d.prompts,
             still_current=ctx.check,
+            comment_lock=StoreLocks(d.store, ctx.owner),
+            push_order=item.spec.get("push_order"),
+            checkpoints=d.store,
+            llm_unavailable_reason="budget_cap" if target.no_model else "no_api_key",
         )
-        pr.run_target(target, deps, ctx.memo(), reused=ctx.reused)
+        out = pr.run_target(target, deps, ctx.memo(target.nonce), reused=ctx.reused)
+        if out.result == "superseded":  # a newer head's review is published: this one is not wanted
+            d.store.cancel(item.run_key, out.error or "superseded by a newer head's review")
 
     def _rekey(self, item: QueueItem, target: pr.Target) -> None:
         """The prompt files or the model availability changed since the plan (a deploy, an API key
@@ -152,11 +206,22 @@ class AppExecutor:
         key and cancel this one, instead of failing it."""
         d = self.deps
         d.store.enqueue(
-            [replace(self._spec(item, target), parent_key=item.run_key, max_attempts=item.max_attempts)]
+            [
+                replace(
+                    self._spec(item, target, item.spec.get("push_order")),
+                    parent_key=item.run_key,
+                    max_attempts=item.max_attempts,
+                )
+            ]
         )
-        d.store.cancel(item.run_key, f"rekeyed as {target.run_key}: prompts or model availability changed")
-        log.info("review_rekeyed", extra={"run_key": item.run_key, "new_key": target.run_key})
-        raise RunAbandoned(f"{item.run_key}: rekeyed as {target.run_key}")
+        new = queue_key(target)
+        d.store.cancel(item.run_key, f"rekeyed as {new}: prompts or model availability changed")
+        log.info("review_rekeyed", extra={"run_key": item.run_key, "new_key": new})
+        raise RunAbandoned(f"{item.run_key}: rekeyed as {new}")
+
+
+def queue_key(target: pr.Target) -> str:
+    return f"{target.run_key}@{target.head_sha[:12]}"
 
 
 __all__ = ["AppDeps", "AppExecutor", "RunAbandoned", "RunInputError"]

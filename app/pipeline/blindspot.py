@@ -1,8 +1,13 @@
 """The blind-spot DAG (seed 002, ADR-0071): critics in parallel, then a Judge, all advisory.
 
-    devils_advocate ─┐
-    premortem ───────┼──> judge ──> code guards (normalise, dedupe, drop own risks, cap) ──> BlindSpotResult
+    devils_advocate ─┐  verify                          verify quotes, exclusions
+    premortem ───────┼─ quotes ─> judge (verified only) ─> + code guards (dedupe, own risks, cap) ─> result
     adjacent_domain ─┘ (optional)
+
+Every finding is checked (app/core/findings.py): its quote must be one passage of the ADR as a reader
+sees it and every ADR it names one it was shown; one that fails is listed apart as unverified, never
+among the findings. The Judge's exclusions must name the ADR passage that covers them, or the finding
+is put back. The critics and the Judge write in `language` (the repo setting, else the ADR's own).
 
 Degradation, never failure: a critic that fails is left out and recorded; if every critic fails the
 stage is skipped; if the Judge fails the critics' findings are shown un-judged after the code-level
@@ -16,10 +21,18 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 from typing import Literal
 
 from app.config import BlindSpotConfig
 from app.core.adr import Adr
+from app.core.finding_checks import (
+    code_exclusions,
+    judge_exclusions,
+    known_adr_ids,
+    verify_finding,
+    verify_findings,
+)
 from app.core.findings import (
     cap_findings,
     count_by_severity,
@@ -27,8 +40,9 @@ from app.core.findings import (
     exclude_covered,
     own_risk_items,
 )
+from app.core.passages import is_markdown_path, passages_of
 from app.core.perspectives import ConstitutionError, Perspective, draw_perspectives
-from app.core.results import BlindSpotResult, Citation, Finding, StageError, Usage
+from app.core.results import BlindSpotResult, Citation, Exclusion, Finding, StageError, Usage
 from app.pipeline.blindspot_nodes import (
     CRITIC_PROMPTS,
     JUDGE_PROMPT,
@@ -59,11 +73,12 @@ def run_blindspots(
     memo: StageMemo = no_memo,
     prompts: PromptLibrary | None = None,
     overrides: Mapping[str, StepOverrides] | None = None,
+    language: str | None = None,
 ) -> BlindSpotResult:
     """Run the critics concurrently, then the Judge; see the module docstring for the failure rules.
 
     overrides: per prompt name (e.g. from repo config `llm.prompts`), replacing meta.yaml model,
-    temperature or max_tokens.
+    temperature or max_tokens. language: what the models write in (en | ja; None: the ADR's language).
     """
     if not config.enabled:
         return empty_result("disabled", seed, (), (), {}, skipped_reason="disabled")
@@ -84,13 +99,16 @@ def run_blindspots(
     selected = tuple(p.id for p in perspectives)
     log.info("constitution_perspectives_selected", extra={"seed": seed, "perspectives": list(selected)})
 
-    base = base_variables(proposal, citations)
+    base = base_variables(proposal, citations, language)
     ctx = NodeContext(llm=llm, memo=memo, prompts=library, overrides=overrides or {})
     with ThreadPoolExecutor(max_workers=max(1, len(nodes)), thread_name_prefix="blindspot") as pool:
-        futures = [
-            pool.submit(run_critic, ctx, node, base, perspectives, proposal.language) for node in nodes
-        ]
+        futures = [pool.submit(run_critic, ctx, node, base, perspectives, base["language"]) for node in nodes]
         outcomes = [f.result() for f in futures]
+    passages = passages_of(proposal)
+    known = known_adr_ids(proposal.adr_id, passages, (c.adr_id for c in citations))
+    outcomes = [
+        replace(o, findings=tuple(verify_finding(f, passages, known) for f in o.findings)) for o in outcomes
+    ]
 
     usage_by_node: dict[str, Usage] = {}
     gaps: tuple[str, ...] = ()
@@ -108,8 +126,11 @@ def run_blindspots(
             "skipped", seed, selected, tuple(errors), usage_by_node, skipped_reason="all_critics_failed"
         )
 
-    critic_findings = [f for o in succeeded for f in o.findings]
-    by_id = {fid: f for o in succeeded for fid, f in zip(o.ids, o.findings, strict=True)}
+    critic_findings = [f for o in succeeded for f in o.findings if f.unverified is None]
+    unverified = [f for o in succeeded for f in o.findings if f.unverified is not None]
+    by_id = {
+        fid: f for o in succeeded for fid, f in zip(o.ids, o.findings, strict=True) if f.unverified is None
+    }
     judged = run_judge(
         ctx,
         base,
@@ -120,6 +141,7 @@ def run_blindspots(
     if judged.usage.calls or judged.usage.input_tokens:
         usage_by_node["judge"] = judged.usage
     dropped: dict[str, int] = {}
+    exclusions: list[Exclusion] = []
     status: Literal["judged", "unjudged"]
     if judged.answer is None:
         if judged.error:
@@ -130,15 +152,31 @@ def run_blindspots(
     else:
         status = "judged"
         allowed = tuple(o.node for o in succeeded)
-        findings = [judged_finding(jf, allowed, by_id) for jf in judged.answer.findings]
-        self_assessment = judged.answer.self_assessment
-        dropped["judge_excluded_as_covered"] = len(judged.answer.excluded)
+        answer = judged.answer
+        findings, judge_unverified = verify_findings(
+            [judged_finding(jf, allowed, by_id) for jf in answer.findings], passages, known
+        )
+        unverified.extend(judge_unverified)
+        claims = judge_exclusions(
+            [(x.id, x.quote) for x in answer.excluded],
+            by_id,
+            passages,
+            shown_ids=(i for jf in answer.findings for i in jf.merged_ids),
+        )
+        findings = [*findings, *claims.restored]
+        exclusions.extend(claims.exclusions)
+        self_assessment = answer.self_assessment
+        dropped["judge_excluded_as_covered"] = len(claims.exclusions)
+        dropped["judge_exclusion_unverified"] = claims.unverified
 
     findings, merged = dedupe_findings(findings)
-    items = own_risk_items(proposal.sections, OWN_RISK_SECTIONS)
+    items = own_risk_items(proposal.sections, OWN_RISK_SECTIONS, markdown=is_markdown_path(proposal.path))
     findings, covered = exclude_covered(findings, items)
+    exclusions.extend(code_exclusions(covered, passages))
     dropped["merged_duplicates"] = merged
     dropped["covered_by_adr"] = len(covered)
+    dropped["unverified"] = len(unverified)
+    unverified_shown, _ = cap_findings(dedupe_findings(unverified)[0], config.max_findings)
     shown, omitted = cap_findings(findings, config.max_findings)
     return BlindSpotResult(
         status=status,
@@ -152,6 +190,8 @@ def run_blindspots(
         errors=tuple(errors),
         usage_by_node=usage_by_node,
         dropped=dropped,
+        unverified=unverified_shown,
+        exclusions=tuple(exclusions),
     )
 
 

@@ -44,7 +44,9 @@ def _string(**limits: int) -> WithJsonSchema:
 
 Text = Annotated[str, BeforeValidator(_text)]
 Title = Annotated[Text, _string(minLength=1, maxLength=300)]
-Evidence = Annotated[Text, _string(minLength=1, maxLength=2000)]
+Quote = Annotated[Text, _string(minLength=1, maxLength=600)]
+SectionName = Annotated[Text, _string(maxLength=200)]
+Gap = Annotated[Text, _string(minLength=1, maxLength=1500)]
 Prose = Annotated[Text, _string(maxLength=3000)]
 Action = Annotated[Text, _string(maxLength=2000)]
 TopicKey = Annotated[Text, _string(maxLength=120)]
@@ -63,6 +65,12 @@ Sources = Annotated[
 
 SEVERITY_HELP = "critical | high | medium | low (normalised in code)"
 ACTIONABILITY_HELP = "block | revise_adr | add_to_risks | monitor (normalised in code)"
+QUOTE_HELP = (
+    "A verbatim excerpt of the ADR this concerns, copied character for character from ONE sentence, "
+    "list item, heading or table cell as rendered (checked in code; never joined, never paraphrased)."
+)
+SECTION_HELP = "The heading of the ADR section the quote stands under, as written in the ADR."
+GAP_HELP = "What is missing, wrong or unhandled there, in your own words (not a quote)."
 
 
 def _items(lo: int | None = None, hi: int | None = None) -> JsonDict:
@@ -78,7 +86,9 @@ class CounterArgument(_Answer):
     perspective: Text = Field("", description="id of the perspective it comes through")
     title: Title
     argument: Prose = ""
-    evidence: Evidence
+    quote: Quote = Field(description=QUOTE_HELP)
+    section: SectionName = Field("", description=SECTION_HELP)
+    gap: Gap = Field(description=GAP_HELP)
     severity: NormSeverity = Field("medium", description=SEVERITY_HELP)
     actionability: NormActionability = Field(
         "revise_adr", description=ACTIONABILITY_HELP, json_schema_extra=OPTIONAL
@@ -100,7 +110,9 @@ class PremortemScenario(_Answer):
     category: Category = Field(None, description="technical | operational | business_regulatory | cognitive")
     title: Title
     scenario: Prose = ""
-    evidence: Evidence
+    quote: Quote = Field(description=QUOTE_HELP)
+    section: SectionName = Field("", description=SECTION_HELP)
+    gap: Gap = Field(description=GAP_HELP)
     severity_score: Score = Field(3, description="FMEA severity 1-5")
     probability: Score = Field(3, description="FMEA probability 1-5")
     impact: Score = Field(3, description="FMEA impact 1-5")
@@ -143,7 +155,9 @@ class DomainAnalogy(_Answer):
     successes: list[Text] = Field(default_factory=list)
     title: Title
     lesson: Prose = Field("", json_schema_extra=OPTIONAL)
-    evidence: Evidence
+    quote: Quote = Field(description=QUOTE_HELP)
+    section: SectionName = Field("", description=SECTION_HELP)
+    gap: Gap = Field(description=GAP_HELP)
     severity: NormSeverity = "medium"
     actionability: NormActionability = Field("monitor", json_schema_extra=OPTIONAL)
     suggested_action: Action = ""
@@ -167,7 +181,9 @@ class JudgedFinding(_Answer):
     title: Title
     severity: NormSeverity = Field("medium", description=SEVERITY_HELP)
     actionability: NormActionability = Field("add_to_risks", description=ACTIONABILITY_HELP)
-    evidence: Evidence
+    quote: Quote = Field(description=QUOTE_HELP)
+    section: SectionName = Field("", description=SECTION_HELP)
+    gap: Gap = Field(description=GAP_HELP)
     suggested_action: Action = ""
     dedupe_group: TopicKey = ""
     merged_ids: list[Text] = Field(default_factory=list, json_schema_extra=OPTIONAL)
@@ -179,9 +195,12 @@ class JudgedFinding(_Answer):
         return _finding(self, sources, self.severity)
 
 
-class Exclusion(_Answer):
-    id: Text
-    covered_by: Text = ""
+class ExcludedFinding(_Answer):
+    id: Text = Field(description="The critic finding's id, as given (e.g. pm-2).")
+    quote: Quote = Field(
+        description="The ADR passage that already covers it, verbatim from ONE sentence or list item "
+        "of its Risks, Alternatives or Consequences (checked in code: an unverifiable one is shown again)."
+    )
 
 
 class SeverityCounts(_Answer):
@@ -194,9 +213,9 @@ class SeverityCounts(_Answer):
 class JudgeAnswer(_Answer):
     model_config = ConfigDict(title="Judge answer")
     findings: list[JudgedFinding]
-    excluded: list[Exclusion] = Field(
+    excluded: list[ExcludedFinding] = Field(
         default_factory=list,
-        description="Findings dropped because the ADR already covers them.",
+        description="Findings dropped because the ADR already covers them, each with the covering passage.",
         json_schema_extra=OPTIONAL,
     )
     # The Judge's own tally, asked for as a self-check; the comment counts what the guards kept.
@@ -216,7 +235,9 @@ def _finding(
         title=item.title,
         severity=severity,
         actionability=item.actionability,
-        evidence=item.evidence,
+        quote=item.quote,
+        section=item.section,
+        gap=item.gap,
         suggested_action=item.suggested_action,
         dedupe_group=item.dedupe_group,
         category=category,

@@ -27,7 +27,7 @@ from app.pipeline.blindspot_answers import (
     PremortemAnswer,
 )
 from app.pipeline.ports import LlmPort, PromptLibrary, StageMemo
-from app.pipeline.structured import StepFailed, StepOverrides, call_prompt
+from app.pipeline.structured import StepFailed, StepOverrides, build_request, call_prompt, request_key
 from app.prompts import Prompt, PromptError
 
 log = logging.getLogger(__name__)
@@ -46,12 +46,22 @@ MAX_ANALOGIES = 3
 OWN_RISK_SECTIONS = ("risks", "alternatives", "consequences")
 MAX_ADR_CHARS = 60_000
 
-_CATEGORY_TEXT = {
-    "technical": "technical: architecture, code, data, dependencies, performance, security",
-    "operational": "operational: running it day to day, incidents, on-call, deployments, cost control",
-    "business_regulatory": "business / regulatory: customers, contracts, money, law, compliance, audit",
-    "cognitive": "cognitive: human judgement, bias, over-trust, alert fatigue, knowledge held by one person",
+# The pre-mortem's four categories as the model is told them, in the language it is asked to write.
+CATEGORY_TEXT: Mapping[str, Mapping[str, str]] = {
+    "en": {
+        "technical": "architecture, code, data, dependencies, performance, security",
+        "operational": "running it day to day, incidents, on-call, deployments, cost control",
+        "business_regulatory": "customers, contracts, money, law, compliance, audit",
+        "cognitive": "human judgement, bias, over-trust, alert fatigue, knowledge held by one person",
+    },
+    "ja": {
+        "technical": "技術: アーキテクチャ、コード、データ、依存関係、性能、セキュリティ",
+        "operational": "運用: 日々の運用、インシデント、オンコール、デプロイ、コスト管理",
+        "business_regulatory": "ビジネス・規制: 顧客、契約、費用、法律、コンプライアンス、監査",
+        "cognitive": "認知: 人の判断、バイアス、過信、アラート疲労、一人だけが持つ知識",
+    },
 }
+LANGUAGES = ("en", "ja")
 _LANGUAGE_NAMES = {"ja": "Japanese (日本語)", "en": "English"}
 # Our own delimiter tags: untrusted text must not be able to close them and talk to the model.
 _OUR_TAGS = re.compile(r"<\s*/?\s*(adr_document|adr_own_risks|critic_findings)\b[^>]*>", re.IGNORECASE)
@@ -101,8 +111,12 @@ def _memo_step(
     """One node through the memo: call, validate (schema, then pydantic), store answer + usage."""
     model_cls = _ANSWER_MODELS[node]
 
+    request = build_request(
+        prompt, variables, ctx.overrides.get(prompt.name), shared_prefix=variables.get("shared_prefix")
+    )
+
     def compute() -> dict[str, Any]:
-        answer = call_prompt(ctx.llm, prompt, variables, ctx.overrides.get(prompt.name))
+        answer = call_prompt(ctx.llm, prompt, variables, ctx.overrides.get(prompt.name), request=request)
         usage = answer.usage if answer.usage.model else replace(answer.usage, model=answer.request.model)
         try:
             model_cls.model_validate(answer.data)
@@ -116,7 +130,7 @@ def _memo_step(
             "temperature": answer.request.temperature,
         }
 
-    stored = ctx.memo(stage, compute)
+    stored = ctx.memo(stage, compute, request_key(request))
     try:
         parsed = model_cls.model_validate(stored["answer"])
     except (KeyError, TypeError, ValidationError) as exc:
@@ -140,7 +154,8 @@ def run_critic(
                 for p in perspectives
             ]
         elif node == "premortem":
-            variables["categories"] = [{"id": k, "description": v} for k, v in _CATEGORY_TEXT.items()]
+            texts = CATEGORY_TEXT[output_language(language)]
+            variables["categories"] = [{"id": k, "description": v} for k, v in texts.items()]
         answer, usage = _memo_step(ctx, f"critic:{node}", node, prompt, variables)
     except StepFailed as exc:
         log.warning("blindspot_node_failed", extra={"node": node, "kind": exc.kind, "error": exc.message})
@@ -182,10 +197,12 @@ def run_judge(
     critics: Sequence[_CriticOutcome],
     failed: Sequence[str],
 ) -> _JudgeOutcome:
+    # Only findings whose quote verified reach the Judge: it cannot launder a made-up quote by merging.
     items = [
         {"id": fid, **_finding_for_judge(f), "detail": detail}
         for o in critics
         for fid, f, detail in zip(o.ids, o.findings, o.details, strict=True)
+        if f.unverified is None
     ]
     own = "\n\n".join(
         f"[{name}]\n{proposal.sections[name].strip()}"
@@ -241,7 +258,17 @@ def judged_finding(jf: Any, allowed: tuple[str, ...], by_id: Mapping[str, Findin
 # --- helpers ---------------------------------------------------------------------------------------
 
 
-def base_variables(proposal: Adr, citations: Sequence[Citation]) -> dict[str, Any]:
+def output_language(language: str | None) -> str:
+    """The language the critics and the Judge write in: en or ja (anything else: en)."""
+    return language if language in LANGUAGES else "en"
+
+
+def base_variables(
+    proposal: Adr, citations: Sequence[Citation], language: str | None = None
+) -> dict[str, Any]:
+    """The variables every blind-spot prompt renders. `language`: what the model writes in (the repo's
+    `language` setting, else the ADR's own); quotes stay in the ADR's words whatever it is."""
+    lang = output_language(language or proposal.language)
     text = proposal.text
     if len(text) > MAX_ADR_CHARS:
         text = text[:MAX_ADR_CHARS] + "\n[... truncated ...]"
@@ -249,9 +276,12 @@ def base_variables(proposal: Adr, citations: Sequence[Citation]) -> dict[str, An
         "adr_id": fold_whitespace(proposal.adr_id),
         "adr_title": fold_whitespace(proposal.title),
         "adr_status": proposal.raw_status or proposal.status,
-        "language": proposal.language,
-        "language_name": _LANGUAGE_NAMES.get(proposal.language, "English"),
+        "language": lang,
+        "language_name": _LANGUAGE_NAMES[lang],
+        "adr_language_name": _LANGUAGE_NAMES[output_language(proposal.language)],
         "adr_text": _as_data(text),
+        # Sent first, identical for every node of this review, so the later nodes read it from the cache.
+        "shared_prefix": f"<adr_document>\n{_as_data(text)}\n</adr_document>",
         "citations": [
             {
                 "adr_id": c.adr_id,
@@ -278,9 +308,16 @@ def _as_data(text: str) -> str:
     return _OUR_TAGS.sub("[tag removed]", text)
 
 
+_FOR_JUDGE = ("title", "severity", "actionability", "quote", "section", "gap", "suggested_action")
+
+
 def _finding_for_judge(f: Finding) -> dict[str, Any]:
-    d = {k: v for k, v in asdict(f).items() if v not in (None, "")}
-    d["source"] = list(f.source)
+    d: dict[str, Any] = {"source": list(f.source)}
+    d.update({k: getattr(f, k) for k in _FOR_JUDGE if getattr(f, k)})
+    if f.dedupe_group:
+        d["dedupe_group"] = f.dedupe_group
+    if f.category:
+        d["category"] = f.category
     return d
 
 

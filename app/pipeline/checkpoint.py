@@ -8,6 +8,8 @@ from the exception's `usage` attribute for a failed call that was still paid for
 
 from __future__ import annotations
 
+import hashlib
+import json
 import logging
 import time
 from collections.abc import Callable, Mapping
@@ -43,20 +45,40 @@ def memo_for(
     owner: str | None = None,
     clock: Callable[[], float] = time.monotonic,
     on_reuse: Callable[[str], None] | None = None,
+    salt: str | None = None,
 ) -> StageMemo:
-    """A StageMemo bound to one run. Thread-safe as far as the store is (the StateStore contract asks it).
+    """A StageMemo bound to one run. Thread-safe as far as the store is.
 
-    on_reuse(stage) is called for every stage served from a checkpoint (the footer counts them).
+    A stage is served from, in order: this run's checkpoint (a resumed run), the content-addressed
+    result of its `key` (any run that read the same inputs), else computed and stored as both.
+    on_reuse(stage) is called for every stage not computed (the footer counts them). `salt` (a forced
+    re-run's nonce) is mixed into every key, so `/adr-review` pays for fresh answers.
     """
 
-    def memo(stage: str, compute: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+    def result_key(stage: str, key: str) -> str:
+        material = json.dumps([stage, key, salt], separators=(",", ":"))
+        return "sr1-" + hashlib.sha256(material.encode()).hexdigest()[:40]
+
+    def reused(stage: str, how: str) -> None:
+        log.info("stage_reused", extra={"run_key": run_key, "stage": stage, "from": how})
+        if on_reuse is not None:
+            on_reuse(stage)
+
+    def memo(stage: str, compute: Callable[[], dict[str, Any]], key: str | None = None) -> dict[str, Any]:
         stored = store.get(run_key, stage)
         if stored is not None:
             store.record_attempt(run_key, stage, None, "skipped-checkpoint", 0.0, Usage(), None, owner=owner)
-            log.info("stage_reused", extra={"run_key": run_key, "stage": stage})
-            if on_reuse is not None:
-                on_reuse(stage)
+            reused(stage, "checkpoint")
             return stored
+        rkey = result_key(stage, key) if key is not None else None
+        if rkey is not None:
+            cached = store.get_result(rkey)
+            if cached is not None:
+                store.record_attempt(
+                    run_key, stage, None, "skipped-checkpoint", 0.0, Usage(), f"content:{rkey}", owner=owner
+                )
+                reused(stage, "content")
+                return cached
         started = clock()
         try:
             payload = compute()
@@ -74,7 +96,10 @@ def memo_for(
             )
             raise
         info = AttemptInfo(duration_s=clock() - started, usage=usage_of_payload(payload), owner=owner)
-        if store.put(run_key, stage, None, payload, info):
+        won = store.put(run_key, stage, None, payload, info)
+        if rkey is not None:
+            store.put_result(rkey, stage, payload)
+        if won:
             return payload
         # Another worker stored this stage first: its result is authoritative, ours is discarded.
         winner = store.get(run_key, stage)

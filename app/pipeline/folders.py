@@ -21,7 +21,8 @@ from app.pipeline.ports import AdrIndex, GitHubPort, SyncReport
 
 log = logging.getLogger(__name__)
 
-# (gh, repo, ref, adr_dir) -> (parsed ADRs with folder-relative paths, "path: reason" parse errors)
+# (gh, repo, ref, adr_dir) -> (parsed ADRs with folder-relative paths, notices for the user:
+# "not indexed: path: reason" for a file left out, "path: note" for what the parser decided)
 LoadFolder = Callable[[GitHubPort, str, str, str], tuple[list[Adr], list[str]]]
 # (repo, adr_dir, config) -> an opened index of that folder; syncing is the caller's
 OpenIndex = Callable[[str, str, RepoConfig], AdrIndex]
@@ -131,9 +132,9 @@ class FolderCache:
                 return self._folders[key]
         folder, errors = self.load_folder(gh, repo, ref, adr_dir)
         for err in errors[:20]:
-            self.notify("warning", f"not indexed: {err}", None)
+            self.notify("warning", err, None)
         if len(errors) > 20:
-            self.notify("warning", f"not indexed: {len(errors) - 20} more file(s)", None)
+            self.notify("warning", f"{len(errors) - 20} more notice(s) about the ADR folder", None)
 
         def synced(report: SyncReport) -> None:
             if self.on_synced is not None:

@@ -33,7 +33,7 @@ def run_inline(
         reused: list[str] = []
         try:
             published = pr.run_target(
-                target, deps, memo_for(store, key, on_reuse=reused.append), reused=reused
+                target, deps, memo_for(store, key, on_reuse=reused.append, salt=target.nonce), reused=reused
             )
         except GitHubError as exc:
             store.set_state(key, "failed", str(exc)[:2000])

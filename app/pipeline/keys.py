@@ -7,12 +7,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Collection
+from collections.abc import Collection, Iterable
 
 from app.config import RepoConfig
 from app.core.serde import SERDE_VERSION
 
-RUN_KEY_VERSION = 1
+RUN_KEY_VERSION = 2
 
 
 def config_hash(config: RepoConfig) -> str:
@@ -24,8 +24,6 @@ def run_key_for(
     *,
     repo: str,
     pr: int | None,
-    head_sha: str,
-    base_sha: str,
     adr_path: str,
     content: bytes,
     config: RepoConfig,
@@ -33,17 +31,19 @@ def run_key_for(
     online: bool,
     stages: Collection[str],
     nonce: str | None,
+    folder_digest: str = "",
 ) -> str:
-    """Same inputs, same key: a re-run reuses the stored stages. `online` (a model is available) is
-    part of the key, so adding an API key later recomputes instead of reusing extractive results."""
+    """The key of one ADR's review: a hash of what it reads, not of the commit. The head and base SHAs
+    are not inputs, so a push that changes neither this ADR nor its folder of past ADRs (nor the config,
+    prompts or model availability) has the same key, and the comment whose marker carries it is left
+    alone. `online` (a model is available) is part of it, so adding an API key later recomputes."""
     material = {
         "v": RUN_KEY_VERSION,
         "serde": SERDE_VERSION,
         "repo": repo,
         "pr": pr,
-        "head": head_sha,
-        "base": base_sha,
         "path": adr_path,
+        "folder": folder_digest,
         "content": hashlib.sha256(content).hexdigest(),
         "config": config_hash(config),
         "prompts": prompt_hash,
@@ -53,6 +53,12 @@ def run_key_for(
     }
     digest = hashlib.sha256(json.dumps(material, sort_keys=True).encode()).hexdigest()
     return f"rk{RUN_KEY_VERSION}-{digest[:32]}"
+
+
+def folder_digest(files: Iterable[tuple[str, str]]) -> str:
+    """The past ADRs a review can read, as (path, git blob id) pairs: equal digests, equal folders."""
+    text = "\n".join(f"{p}\0{b}" for p, b in sorted(files))
+    return hashlib.sha256(text.encode()).hexdigest()[:24]
 
 
 def index_slot(repo: str, adr_dir: str) -> str:

@@ -24,9 +24,10 @@ class LlmRequest:
     model: str
     temperature: float | None  # configured value, always recorded; sent only if the model accepts it
     max_tokens: int
-    cacheable_prefix: str | None = (
-        None  # a long, stable block (candidates) sent with cache_control before `user`
-    )
+    cacheable_prefix: str | None = None  # a long block (recall's candidates) sent before `user`
+    # What every model call of one review reads first (the ADR document): the adapter sends it as the
+    # first system block with cache_control, so the nodes after the first read it from the cache.
+    shared_prefix: str | None = None
     metadata: Mapping[str, str] = field(default_factory=dict)
 
 
@@ -35,10 +36,12 @@ class LlmResponse:
     text: str  # the raw answer text (JSON expected; parse with app.core.llm_json)
     usage: Usage
     data: Any = None  # already-parsed object when the adapter used structured output
+    stop_reason: str | None = None  # the API's stop_reason ("end_turn", "max_tokens", ...) when known
 
 
 class LlmError(Exception):
-    """A call that produced no usable answer. kind: timeout | http_error | connection | refused | empty."""
+    """A call that produced no usable answer. kind: timeout | http_error | connection | refused | empty |
+    config (the provider cannot be reached as configured: no region, no credentials, a missing extra)."""
 
     def __init__(self, kind: str, message: str, usage: Usage | None = None) -> None:
         super().__init__(f"{kind}: {message}")
@@ -88,12 +91,17 @@ class StageMemo(Protocol):
     exception propagates (nothing is stored, so a re-run computes it again). Must be thread-safe:
     the blind-spot critics call it concurrently. Stage names: "recall", "critic:devils_advocate",
     "critic:premortem", "critic:adjacent_domain", "judge", "render", "comment".
+
+    `key`, for model stages: the hash of everything the stage reads (its rendered request). A result
+    stored under that key by any run is reused: a push that changes nothing a stage reads pays nothing.
     """
 
-    def __call__(self, stage: str, compute: Callable[[], dict[str, Any]]) -> dict[str, Any]: ...
+    def __call__(
+        self, stage: str, compute: Callable[[], dict[str, Any]], key: str | None = None
+    ) -> dict[str, Any]: ...
 
 
-def no_memo(stage: str, compute: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+def no_memo(stage: str, compute: Callable[[], dict[str, Any]], key: str | None = None) -> dict[str, Any]:
     """The StageMemo that stores nothing: for local one-off runs and unit tests."""
     return compute()
 
@@ -107,10 +115,12 @@ from app.pipeline.state_ports import (  # noqa: E402  (re-exported: one place to
     AttemptRecord,
     CheckpointStore,
     DeliveryLog,
+    Locks,
     RunQueue,
     RunRecord,
     RunRecords,
     RunStore,
+    SpendLedger,
     StateStore,
 )
 
@@ -159,6 +169,8 @@ class RepoComment:
     author_association: str
     marker_path: str | None = None  # from the hidden adr-review marker, when the body has one
     marker_key: str | None = None
+    marker_head: str | None = None  # the PR head the marker names (markers since issue 16)
+    marker_order: int | None = None  # that head's push order
 
 
 class GitHubPort(Protocol):
@@ -181,12 +193,17 @@ class GitHubPort(Protocol):
     def read_blob(self, repo: str, blob_sha: str) -> bytes: ...
 
     def find_comment(self, repo: str, number: int, adr_path: str) -> RepoComment | None:
-        """This tool's comment for `adr_path` on the PR (by its hidden marker), if there is one."""
+        """Our comment for `adr_path` on the PR (by its hidden marker), if there is one. Ours: written
+        by the identity of these credentials (the App's bot user, the Action token's user), nobody
+        else, whatever marker they paste; the newest when there are several."""
         ...
 
     def upsert_comment(self, repo: str, number: int, adr_path: str, body: str) -> tuple[RepoComment, bool]:
-        """Edit this tool's comment for `adr_path`, or create it when there is none; True when created."""
+        """Edit our comment for `adr_path`, or create it when there is none (or the edit is refused);
+        True when created."""
         ...
+
+    def edit_comment(self, repo: str, number: int, comment_id: int, body: str) -> RepoComment: ...
 
     def create_comment(self, repo: str, number: int, body: str) -> RepoComment: ...
 
@@ -234,6 +251,7 @@ __all__ = [
     "LlmPort",
     "LlmRequest",
     "LlmResponse",
+    "Locks",
     "PromptLibrary",
     "PullRequestInfo",
     "RepoComment",
@@ -242,6 +260,7 @@ __all__ = [
     "RunRecord",
     "RunRecords",
     "RunStore",
+    "SpendLedger",
     "StageMemo",
     "StateStore",
     "SyncReport",

@@ -7,7 +7,9 @@ plan(ctx, gh)  event -> decision (with the permission check) -> repo config from
                head (a newer push supersedes this event) -> the changed ADRs -> one Target per ADR,
                with its run key.
 run_target     idempotence (a comment whose marker carries this run key is left alone: no model call)
-               -> the base folder and its index -> review -> render -> still current? -> upsert.
+               -> a stored render is posted as it is, else the base folder and its index -> review
+               -> render -> publish (app/pipeline/publish.py: still current? serialised, ours only,
+               never over a newer head's comment).
 """
 
 from __future__ import annotations
@@ -18,13 +20,11 @@ import logging
 import posixpath
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 from app.config import REPO_CONFIG_PATH, RepoConfig, RepoConfigError, parse_repo_config
 from app.core.adr_paths import is_adr_candidate
-from app.core.render import render_comment, sanitize_inline
-from app.core.results import Review
-from app.core.serde import to_dict
+from app.core.marker import marker
 from app.core.triggers import (
     CommentEvent,
     Decision,
@@ -32,12 +32,16 @@ from app.core.triggers import (
     PullRequestEvent,
     changed_adrs,
     decide,
+    is_markdown,
     no_adr_summary,
     screen,
 )
 from app.pipeline.folders import FolderCache, Notify, log_notice
-from app.pipeline.keys import link_base
+from app.pipeline.keys import folder_digest, link_base
+from app.pipeline.locks import LockFactory, no_lock
+from app.pipeline.notices import CAPPED_MARKER_PATH, capped_comment, config_error_comment, skip_reason
 from app.pipeline.ports import (
+    CheckpointStore,
     GitHubError,
     GitHubPort,
     LlmPort,
@@ -46,7 +50,16 @@ from app.pipeline.ports import (
     StageMemo,
     no_memo,
 )
-from app.pipeline.review import ReviewDeps, ReviewTarget, error_review, review_adr
+from app.pipeline.publish import (
+    Published,
+    Rendered,
+    already_published,
+    comment_lock_name,
+    publish,
+    render,
+    stored_render,
+)
+from app.pipeline.review import LlmUnavailable, ReviewDeps, ReviewTarget, error_review, review_adr
 from app.pipeline.targets import Plan, Target
 from app.pipeline.worker import RunAbandoned
 
@@ -66,6 +79,8 @@ class PrContext:
     config_path: str = REPO_CONFIG_PATH
     # The entrypoint's own settings over the repo config (the Action's inputs); raise RepoConfigError.
     adjust: Callable[[RepoConfig], RepoConfig] = lambda c: c
+    # Why the month's spend cap stops model calls before the run starts (budget.Budget.blocked), or None.
+    spend_blocked: Callable[[RepoConfig], str | None] = lambda c: None
 
 
 # --------------------------------------------------------------------------------------------------
@@ -114,6 +129,8 @@ def plan(ctx: PrContext, gh: GitHubPort) -> Plan:
     if decision.kind == "reindex":
         return out
     assert isinstance(event, PullRequestEvent | CommentEvent)
+    if isinstance(event, PullRequestEvent) and (skip := skip_reason(event, config)) is not None:
+        return dataclasses.replace(out, kind="ignore", summary=skip)
     pr = gh.pull_request(ctx.repo, event.number)
     if isinstance(event, PullRequestEvent) and pr.head_sha != event.head_sha:
         return dataclasses.replace(
@@ -151,12 +168,27 @@ def _targets(
 ) -> Plan:
     files = gh.changed_files(ctx.repo, pr.number)
     adrs = changed_adrs(files, config.adr_paths, accept=is_adr_candidate)
+    if decision.only_paths:
+        adrs = [f for f in adrs if f.path in decision.only_paths]
+        if not adrs:
+            named = ", ".join(sorted(decision.only_paths))
+            return dataclasses.replace(
+                out, head_sha=pr.head_sha, summary=f"adr-review: none of {named} is an ADR this PR changes."
+            )
     if not adrs:
         return dataclasses.replace(
             out, head_sha=pr.head_sha, summary=no_adr_summary(pr.number, len(files), config.adr_paths)
         )
+    limit = config.limits.max_adrs_per_run
+    adrs, capped = adrs[:limit], tuple(f.path for f in adrs[limit:])
     nonce = f"comment-{event.comment_id}" if isinstance(event, CommentEvent) and decision.forced else None
     online = ctx.online and not decision.read_only
+    spend_note = ctx.spend_blocked(config) if online else None
+    online = online and spend_note is None
+    digests = {
+        d: _folder_digest(gh, ctx.repo, pr.base_sha, d)
+        for d in sorted({posixpath.dirname(f.path) for f in adrs})
+    }
     targets, missing = [], []
     for f in adrs:
         content = gh.read_file(ctx.repo, f.path, pr.head_sha)
@@ -174,60 +206,82 @@ def _targets(
                 base_sha=pr.base_sha,
                 adr_path=f.path,
                 content_sha256=hashlib.sha256(content).hexdigest(),
-                run_key=review_target.key(config, ctx.prompt_hash, online=online),
+                run_key=review_target.key(
+                    config, ctx.prompt_hash, online=online, folder_digest=digests[posixpath.dirname(f.path)]
+                ),
+                folder_digest=digests[posixpath.dirname(f.path)],
+                no_model="budget_cap" if spend_note else None,
                 config=config,
                 nonce=nonce,
                 stages=decision.stages,
                 content=content,
             )
         )
-    return dataclasses.replace(out, head_sha=pr.head_sha, targets=tuple(targets), missing=tuple(missing))
+    return dataclasses.replace(
+        out,
+        head_sha=pr.head_sha,
+        targets=tuple(targets),
+        missing=tuple(missing),
+        capped=capped,
+        spend_note=spend_note,
+    )
+
+
+def _folder_digest(gh: GitHubPort, repo: str, ref: str, adr_dir: str) -> str:
+    """What the review's recall can read of its folder at the base: part of the run key, so a change to
+    a past ADR re-reviews (content-addressed stages then pay only where a prompt's inputs changed)."""
+    prefix = adr_dir.strip("/") + "/" if adr_dir.strip("/") else ""
+    return folder_digest(
+        (f.path, f.blob_sha)
+        for f in gh.list_files(repo, ref, [adr_dir.strip("/")])
+        if is_markdown(f.path) and is_adr_candidate(f.path[len(prefix) :])
+    )
 
 
 def respond(
-    plan: Plan, gh: GitHubPort, repo: str, memo: StageMemo = no_memo, notify: Notify = log_notice
+    plan: Plan,
+    gh: GitHubPort,
+    repo: str,
+    memo: StageMemo = no_memo,
+    notify: Notify = log_notice,
+    *,
+    lock: LockFactory = no_lock,
 ) -> None:
-    """👀 on an accepted command and the reply (help, denial), each its own stage: posted once."""
+    """A reaction on the command (👀 accepted, 😕 denied) and the reply (help, denial), each its own
+    stage: posted once. A denial is explained at most once per user and PR (anyone can comment: a
+    stranger's commands must not make the App post again and again); later ones get the reaction only."""
     if plan.react_comment_id is not None:
-        cid = plan.react_comment_id
+        cid, content = plan.react_comment_id, "confused" if plan.kind == "deny" else "eyes"
 
         def react() -> dict[str, Any]:
-            gh.add_reaction(repo, cid, "eyes")
-            return {"reaction": "eyes", "comment_id": cid}
+            gh.add_reaction(repo, cid, content)
+            return {"reaction": content, "comment_id": cid}
 
         try:
             memo("react", react)
-        except GitHubError as exc:  # a missing 👀 must not stop the review
+        except GitHubError as exc:  # a missing reaction must not stop the review
             notify("warning", str(exc), None)
     if plan.reply and plan.number is not None:
         text, number = plan.reply, plan.number
-        memo("reply", lambda: {"comment_id": gh.create_comment(repo, number, text).id})
+        if plan.kind == "deny":
+            memo("reply", lambda: _reply_once(gh, repo, number, text, lock))
+        else:
+            memo("reply", lambda: {"comment_id": gh.create_comment(repo, number, text).id})
 
 
-def config_error_comment(plan: Plan, config_path: str) -> str:
-    """The App's PR comment for an invalid repo config (the Action reports it in the job instead)."""
-    from app.core.marker import marker
-
-    message = sanitize_inline(plan.config_error or "", 3000, in_table=False)
-    return (
-        f"{marker(config_path, 'config-error')}\n"
-        f"**adr-review could not read its configuration**, so no ADR of this pull request was reviewed.\n\n"
-        f"{message}\n\nFix the file on the default branch, then comment `/adr-review` to run again.\n"
-    )
+def _reply_once(gh: GitHubPort, repo: str, number: int, text: str, lock: LockFactory) -> dict[str, Any]:
+    """Post `text` unless our comment with it is on the PR already: a hidden marker names the reply
+    by its hash (a denial names its user, so this is once per user and PR)."""
+    path = "@reply/" + hashlib.sha256(text.encode()).hexdigest()[:16]
+    with lock(comment_lock_name(repo, number, path)):
+        existing = gh.find_comment(repo, number, path)
+        if existing is not None:
+            return {"comment_id": existing.id, "already_replied": True}
+        return {"comment_id": gh.create_comment(repo, number, f"{marker(path, 'reply')}\n{text}").id}
 
 
 # --------------------------------------------------------------------------------------------------
 # run_target
-
-
-@dataclass(frozen=True)
-class Published:
-    path: str
-    result: str  # created | edited | unchanged | not-posted | failed
-    url: str = ""
-    review: Review | None = None
-    body: str = ""
-    error: str | None = None
 
 
 @dataclass
@@ -238,10 +292,13 @@ class RunDeps:
     web_url: str
     writes: bool = True  # False: dry run, or a fork PR's read-only token: render, never write
     recall_enabled: bool = True
-    llm_unavailable_reason: Literal["no_api_key", "offline"] = "no_api_key"
+    llm_unavailable_reason: LlmUnavailable = "no_api_key"
     prompts: PromptLibrary | None = None  # None: the packaged prompts
     notify: Notify = log_notice
     still_current: Callable[[], None] = lambda: None  # raises to abandon the run before it writes
+    comment_lock: LockFactory = no_lock  # the App: the store's lock per (repo, PR, ADR) comment
+    push_order: int | None = None  # when the target's head was pushed (the App: app_runs), in the marker
+    checkpoints: CheckpointStore | None = None  # this run's: a stored render is posted, nothing re-run
 
 
 def with_content(target: Target, gh: GitHubPort) -> Target:
@@ -259,15 +316,20 @@ def with_content(target: Target, gh: GitHubPort) -> Target:
 def run_target(
     target: Target, deps: RunDeps, memo: StageMemo = no_memo, *, reused: list[str] | None = None
 ) -> Published:
-    """Review one ADR and publish its comment. GitHubError propagates (the caller reports or retries)."""
+    """Review one ADR and publish its comment (app/pipeline/publish.py: the writing half and its race
+    rules). GitHubError propagates (the caller reports or retries)."""
+    path = target.adr_path
+    done = already_published(target, deps, memo)
+    if done is not None:
+        return done
+    rendered = stored_render(target, deps, memo) or _review_and_render(target, deps, memo, reused or [])
+    if rendered.review.error:
+        deps.notify("error", f"{path}: {rendered.review.error}", path)
+    return publish(target, rendered, deps, memo)
+
+
+def _review_and_render(target: Target, deps: RunDeps, memo: StageMemo, reused: list[str]) -> Rendered:
     gh, path = deps.gh, target.adr_path
-    if deps.writes:
-        existing = gh.find_comment(target.repo, target.pr, path)
-        if existing is not None and existing.marker_key == target.run_key:
-            log.info("comment_up_to_date", extra={"run_key": target.run_key, "path": path})
-            found = {"comment_id": existing.id, "created": False, "html_url": existing.html_url}
-            memo("comment", lambda: {**found, "up_to_date": True})  # the audit trail: satisfied, not written
-            return Published(path, "unchanged", existing.html_url)
     target = with_content(target, gh)
     assert target.content is not None
     base = link_base(deps.web_url, target.repo, target.base_sha)
@@ -286,7 +348,7 @@ def run_target(
     )
     rt = target.review_target(target.content)
     try:
-        review = review_adr(rt, review_deps, memo, run_key=target.run_key, reused=reused or [])
+        review = review_adr(rt, review_deps, memo, run_key=target.run_key, reused=reused)
     except (GitHubError, RunInputError, RunAbandoned):
         raise
     except Exception as exc:  # one ADR failing never stops the others; its comment says why
@@ -294,31 +356,13 @@ def run_target(
         review = error_review(
             rt, target.config, adr_dir, f"internal error: {type(exc).__name__}: {exc}", target.run_key, 0.0
         )
-    rendered = memo(
-        "render", lambda: {"body": render_comment(review, link_base=base), "review": to_dict(review)}
-    )
-    body = str(rendered["body"])
-    if review.error:
-        deps.notify("error", f"{path}: {review.error}", path)
-    deps.still_current()  # superseded while reviewing: do not publish a stale review
-    if not deps.writes:
-        return Published(path, "not-posted", review=review, body=body)
-
-    def post() -> dict[str, Any]:
-        comment, created = gh.upsert_comment(target.repo, target.pr, path, body)
-        return {"comment_id": comment.id, "created": created, "html_url": comment.html_url}
-
-    posted = memo("comment", post)
-    return Published(
-        path,
-        "created" if posted.get("created") else "edited",
-        str(posted.get("html_url") or ""),
-        review,
-        body,
-    )
+    return render(review, base, memo)
 
 
 __all__ = [
+    "CAPPED_MARKER_PATH",
+    "capped_comment",
+    "skip_reason",
     "Plan",
     "PrContext",
     "Published",

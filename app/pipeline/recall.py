@@ -20,11 +20,12 @@ from app.config import RepoConfig
 from app.core.adr import Adr
 from app.core.citations import CandidateText, Verification, successor_of, verify_citations
 from app.core.extractive import pick_extractive
+from app.core.passages import passages_of
 from app.core.results import Candidate, Citation, EmptyReason, RecallMode, RecallResult, StageError, Usage
 from app.core.text import fold_whitespace
 from app.pipeline.ports import AdrIndex, LlmPort, PromptLibrary, StageMemo, no_memo
 from app.pipeline.recall_answer import answer_problems
-from app.pipeline.structured import StepFailed, StepOverrides, call_prompt
+from app.pipeline.structured import StepFailed, StepOverrides, build_request, call_prompt, request_key
 from app.prompts import PromptError, packaged
 
 log = logging.getLogger(__name__)
@@ -114,7 +115,13 @@ def run_recall(
         return _extractive_citations(run, proposal, query, folder, config)
     except Exception as exc:  # advisory: a bug here must cost the citations, not the review
         log.exception("recall_pre_gate_failed", extra={"stage": stage})
-        run.errors.append(StageError("recall", f"{stage}: {type(exc).__name__}: {exc}"))
+        why = f"{stage}: {type(exc).__name__}: {exc}"
+        if stage == "llm" and run.mode == "llm":
+            try:
+                return _fallback(run, proposal, query, folder, config, why)
+            except Exception:
+                log.exception("recall_pre_gate_fallback_failed")
+        run.errors.append(StageError("recall", why))
         return run.result(empty_reason="embedding_failed" if stage == "retrieval" else "llm_failed")
 
 
@@ -190,16 +197,24 @@ def _llm_citations(
         prompt = prompts.prompt(PROMPT_NAME)
     except PromptError as exc:
         log.error("recall_pre_gate_prompt_failed", extra={"error": str(exc)})
-        run.errors.append(StageError("recall", f"prompt: {exc}"))
-        return run.result(empty_reason="llm_failed")
+        return _fallback(run, proposal, query, folder, config, f"prompt: {exc}")
     variables = _prompt_variables(proposal, query, run.candidates, folder)
     overrides = StepOverrides.from_config(config.llm, PROMPT_NAME)
+    request = build_request(prompt, variables, overrides)
     called = False
 
     def compute() -> dict[str, Any]:
         nonlocal called
         called = True
-        answer = call_prompt(llm, prompt, variables, overrides, validate=answer_problems)
+        answer = call_prompt(
+            llm,
+            prompt,
+            variables,
+            overrides,
+            validate=answer_problems,
+            request=request,
+            item_valid=_citation_ok,
+        )
         usage = answer.usage if answer.usage.model else replace(answer.usage, model=answer.request.model)
         return {
             "answer": answer.data,
@@ -208,16 +223,16 @@ def _llm_citations(
             "prompt_hash": prompt.files_hash(),
             "model": answer.request.model,
             "temperature": answer.request.temperature,
+            "malformed": answer.dropped_items,
         }
 
     try:
-        stored = memo(STAGE, compute)
+        stored = memo(STAGE, compute, request_key(request))
     except StepFailed as exc:
         run.usage = exc.usage
         log.warning("recall_pre_gate_llm_failed", extra={"kind": exc.kind, "error": exc.message})
-        run.errors.append(StageError("recall", f"{exc.kind}: {exc.message}"))
         run.diagnostics["llm_error"] = exc.kind
-        return run.result(empty_reason="llm_failed")
+        return _fallback(run, proposal, query, folder, config, f"{exc.kind}: {exc.message}")
     run.usage = _usage_from(stored.get("usage"))
     run.diagnostics.update(
         prompt=stored.get("prompt", PROMPT_NAME),
@@ -228,9 +243,15 @@ def _llm_citations(
     answer: Any = stored.get("answer")
     problems = answer_problems(answer)
     if problems:  # a stored answer from an older shape: treat like a bad answer, do not raise
-        run.errors.append(StageError("recall", f"stored answer: {'; '.join(problems)}"))
-        return run.result(empty_reason="llm_failed")
+        return _fallback(run, proposal, query, folder, config, f"stored answer: {'; '.join(problems)}")
+    malformed = int(stored.get("malformed") or 0)
+    if malformed and not answer["citations"]:  # every item unusable: the answer as a whole is
+        return _fallback(
+            run, proposal, query, folder, config, f"schema: all {malformed} citation(s) malformed"
+        )
     verification = _verify(run, proposal, query, answer["citations"], config)
+    if malformed:
+        run.dropped["malformed"] = malformed
     citations = _citations(run.candidates, verification, folder)
     if citations:
         return run.result(citations)
@@ -244,8 +265,8 @@ def _verify(
 ) -> Verification:
     verification = verify_citations(
         proposed,
-        [CandidateText(c.adr.adr_id, c.adr.summary) for c in run.candidates],
-        [proposal.text, query],
+        [CandidateText.of(c.adr) for c in run.candidates],
+        passages_of(proposal),  # the proposal as a reader sees it (the query is cut from it)
         limit=config.recall.max_citations,
     )
     run.dropped = dict(verification.dropped)
@@ -265,12 +286,34 @@ def _verify(
     return verification
 
 
+def _citation_ok(item: Any) -> bool:
+    """One citation of the model's answer has the shape code can verify (or repair)."""
+    return not answer_problems({"citations": [item]})
+
+
+def _fallback(
+    run: _Run, proposal: Adr, query: str, folder: Sequence[Adr], config: RepoConfig, why: str
+) -> RecallResult:
+    """The model gave nothing usable: recall still cites, extractively, and says why (the footer shows
+    the mode that really ran)."""
+    run.errors.append(StageError("recall", why))
+    run.mode = "extractive"
+    run.diagnostics.update(fallback_from="llm", fallback_reason=why[:300])
+    log.warning("recall_pre_gate_fell_back_to_extractive", extra={"reason": why[:300]})
+    return _extractive_citations(run, proposal, query, folder, config)
+
+
 def _extractive_citations(
     run: _Run, proposal: Adr, query: str, folder: Sequence[Adr], config: RepoConfig
 ) -> RecallResult:
     rc = config.recall
     picks = pick_extractive(
-        run.candidates, query, limit=rc.max_citations, high=rc.extractive_high, med=rc.extractive_med
+        run.candidates,
+        query,
+        passages_of(proposal),
+        limit=rc.max_citations,
+        high=rc.extractive_high,
+        med=rc.extractive_med,
     )
     proposed = [
         {

@@ -28,8 +28,8 @@ class RecallCitation(BaseModel):
         min_length=1,
         max_length=400,
         description=(
-            "A verbatim quote (1-2 lines) from the proposal or from this candidate's summary, "
-            "in its original language."
+            "A verbatim quote (1-2 lines: a sentence or clause, never a lone word) from ONE paragraph, "
+            "list item or table cell of the proposal or of this candidate's summary, in its original language."
         ),
     )
 

@@ -9,6 +9,7 @@ be parsed becomes Review.error (an error comment); model failures degrade inside
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import posixpath
 import time
@@ -29,6 +30,8 @@ from app.prompts import packaged
 log = logging.getLogger(__name__)
 
 RecallFn = Callable[..., RecallResult]
+# Why a review runs without a model: no key, an offline run, or the spend cap (app/pipeline/budget.py).
+LlmUnavailable = Literal["no_api_key", "offline", "budget_cap"]
 BlindSpotsFn = Callable[..., BlindSpotResult]
 
 
@@ -43,12 +46,11 @@ class ReviewTarget:
     force_nonce: str | None = None  # a forced re-run gets a new key (and edits the same comment)
     stages: frozenset[str] = ALL_STAGES
 
-    def key(self, config: RepoConfig, prompt_hash: str, *, online: bool) -> str:
+    def key(self, config: RepoConfig, prompt_hash: str, *, online: bool, folder_digest: str = "") -> str:
         return run_key_for(
             repo=self.repo,
             pr=self.pr,
-            head_sha=self.head_sha,
-            base_sha=self.base_sha,
+            folder_digest=folder_digest,
             adr_path=self.adr_path,
             content=self.content,
             config=config,
@@ -67,7 +69,7 @@ class ReviewDeps:
     config: RepoConfig
     link_base: str | None = None  # for the comment: ".../blob/<base sha>", "" relative, None no links
     adr_dir: str = ""  # repo-relative folder of the ADRs; Adr.path and Citation.path are relative to it
-    llm_unavailable_reason: Literal["no_api_key", "offline"] = "no_api_key"
+    llm_unavailable_reason: LlmUnavailable = "no_api_key"
     recall_enabled: bool = True  # the process kill switch (Settings.recall_enabled)
     prompts: PromptLibrary | None = None  # None: the packaged prompts
     seed: int | None = None  # perspective draw; None: derived from the run key (reproducible)
@@ -132,12 +134,13 @@ def review_adr(
             citations,
             deps.llm,
             config=deps.config.blindspot,
-            seed=deps.seed if deps.seed is not None else seed_for(run_key),
+            seed=deps.seed if deps.seed is not None else perspective_seed(target),
             memo=memo,
             prompts=_library(deps),
             overrides={
                 name: StepOverrides.from_config(deps.config.llm, name) for name in deps.config.llm.prompts
             },
+            language=_language(adr.language, deps.config),  # what the critics write in, as the comment
         )
         skipped.extend(blindspot_skips(blind))
 
@@ -192,11 +195,17 @@ def recall_skips(recall: RecallResult, *, offline_reason: str | None) -> list[tu
     if recall.mode == "disabled":
         return [("recall", "disabled")]
     if recall.mode == "extractive" and offline_reason is not None:
-        out.append(("recall", "extractive_offline" if offline_reason == "offline" else "extractive_no_key"))
+        out.append(("recall", {"offline": "extractive_offline", "budget_cap": "extractive_budget"}.get(
+            offline_reason, "extractive_no_key")))  # fmt: skip
     retrieval = recall.diagnostics.get("retrieval")
     if isinstance(retrieval, Mapping) and retrieval.get("embedding_failed"):
         out.append(("recall", "embedding_failed"))
+    fallback = recall.diagnostics.get("fallback_reason") if recall.diagnostics.get("fallback_from") else None
+    if fallback is not None:
+        out.append(("recall", f"llm_fallback: {fallback}"))
     for err in recall.errors:
+        if fallback is not None and err.message == fallback:
+            continue  # said once, as the reason for the fallback
         out.append(
             ("recall", f"llm_failed: {err.message}" if recall.mode == "llm" else f"failed: {err.message}")
         )
@@ -213,6 +222,13 @@ def blindspot_skips(blind: BlindSpotResult) -> list[tuple[str, str]]:
         code = "judge_failed" if err.node == "judge" else "failed"
         out.append((err.node, f"{code}: {err.message}"))
     return out
+
+
+def perspective_seed(target: ReviewTarget) -> int:
+    """The Devil's Advocate's draw follows the ADR's content (and a forced run's nonce), not the
+    commit or the folder: an unchanged ADR keeps its perspectives, so its critic is not paid again."""
+    digest = hashlib.sha256(target.content).hexdigest()
+    return seed_for(f"{digest}:{target.force_nonce or ''}")
 
 
 def _library(deps: ReviewDeps) -> PromptLibrary:

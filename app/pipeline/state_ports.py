@@ -1,10 +1,10 @@
-"""The durable state port (seed 004): checkpoints, attempts, run records, deliveries and the App's
-queue, composed into one StateStore that each engine (app/adapters/state_sqlite/, a PostgreSQL one
-later) implements whole; each user depends only on the part it needs."""
+"""The durable state port (seed 004): checkpoints, attempts, run records, deliveries, the App's queue
+and named locks, composed into one StateStore that each engine (app/adapters/state_sqlite/,
+app/adapters/state_postgres/) implements whole; each user depends only on the part it needs."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -75,6 +75,14 @@ class CheckpointStore(Protocol):
         """
         ...
 
+    def get_result(self, result_key: str) -> dict[str, Any] | None:
+        """A content-addressed stage result (any run's): the key hashes everything the stage read."""
+        ...
+
+    def put_result(self, result_key: str, stage: str, payload: Mapping[str, Any]) -> None:
+        """Store it; the first writer wins (equal keys mean equal inputs)."""
+        ...
+
     def record_attempt(
         self,
         run_key: str,
@@ -95,6 +103,16 @@ class CheckpointStore(Protocol):
         ...
 
 
+class SpendLedger(Protocol):
+    """What model calls cost, per scope (a repository) and period ("2026-12", UTC)."""
+
+    def add_spend(self, scope: str, period: str, usd: float, calls: int = 1) -> float:
+        """Add a call's cost; returns the period's total."""
+        ...
+
+    def spent(self, scope: str, period: str) -> float: ...
+
+
 class RunRecords(Protocol):
     """A run's record, for a caller that drives the run itself (the Action, the CLI)."""
 
@@ -109,7 +127,7 @@ class RunRecords(Protocol):
         ...
 
 
-class RunStore(CheckpointStore, RunRecords, Protocol):
+class RunStore(CheckpointStore, RunRecords, SpendLedger, Protocol):
     """Checkpoints plus the run record: what an inline run (the Action, the CLI) needs."""
 
 
@@ -117,7 +135,8 @@ class DeliveryLog(Protocol):
     """Webhook deliveries, deduplicated on (hook id, X-GitHub-Delivery)."""
 
     def accept_delivery(self, delivery: Delivery, runs: Sequence[RunSpec]) -> Accepted:
-        """Store the delivery and enqueue the runs it implies in one transaction; a repeat changes
+        """Store the delivery and enqueue the runs it implies in one transaction, recording the push
+        order of every head a new delivery's plan names (`RunQueue.push_order`); a repeat changes
         nothing but the delivery's duplicate counter."""
         ...
 
@@ -178,10 +197,24 @@ class RunQueue(DeliveryLog, Protocol):
         ...
 
     def cancel_superseded(
-        self, repo: str, pr_number: int, adr_path: str | None, head_sha: str, reason: str
+        self,
+        repo: str,
+        pr_number: int,
+        adr_path: str | None,
+        head_sha: str,
+        reason: str,
+        keep: Collection[str] = (),
     ) -> list[str]:
-        """Cancel queued or running runs of the PR (and ADR, if given) at another head SHA; a running
-        one notices at its next stage boundary."""
+        """Cancel queued or running runs of the PR (and ADR, if given) at an *older* head: one whose
+        push arrived before head_sha's (`push_order`; a head with no recorded order counts as older),
+        never a newer one, and not those in `keep` (the new plan's own keys: an ADR unchanged by the
+        push keeps its run); a running one notices at its next stage boundary."""
+        ...
+
+    def push_order(self, repo: str, pr_number: int, head_sha: str) -> int:
+        """When this head's push arrived, relative to the PR's other heads (larger: later). Recorded by
+        `accept_delivery` for every new pull_request delivery (a head delivered again, e.g. after a
+        force-push back, moves to the end); a head never delivered gets the next number now."""
         ...
 
     def cancel(self, run_key: str, reason: str) -> bool: ...
@@ -194,13 +227,29 @@ class RunQueue(DeliveryLog, Protocol):
         ...
 
     def health(self) -> dict[str, Any]:
-        """store_writable (a real write), queue_depth, running, oldest_queued_age_s."""
+        """store_ok, queue_depth, running, oldest_queued_age_s: reads only (an unauthenticated
+        /healthz must not be a way to make the store write)."""
         ...
 
 
-class StateStore(RunStore, RunQueue, Protocol):
-    """All durable state of one engine (SQLite today; PostgreSQL can implement the same contract,
-    tests/adapters/test_state_store.py). Each user depends on the narrowest part it needs."""
+class Locks(Protocol):
+    """Named leases for mutual exclusion across threads, processes and hosts sharing the store: the
+    comment write of one (repo, PR, ADR), the denial reply to one user, the sync of one index. A
+    lock whose holder died frees itself when its lease expires. Times are the store's clock."""
+
+    def try_lock(self, name: str, owner: str, ttl_s: float) -> bool:
+        """Take the lock if it is free, expired or already `owner`'s (then its lease is extended)."""
+        ...
+
+    def unlock(self, name: str, owner: str) -> None:
+        """Release it if `owner` holds it (no effect otherwise)."""
+        ...
+
+
+class StateStore(RunStore, RunQueue, Locks, Protocol):
+    """All durable state of one engine: SQLite (app/adapters/state_sqlite/) and PostgreSQL
+    (app/adapters/state_postgres/) implement the same contract, tests/adapters/test_state_store.py.
+    Each user depends on the narrowest part it needs."""
 
     def items(self) -> list[QueueItem]:
         """Every queue item, oldest first (operations and tests)."""

@@ -25,7 +25,15 @@ class Target:
     config: RepoConfig
     nonce: str | None = None
     stages: frozenset[str] = ALL_STAGES
+    folder_digest: str = ""  # the past ADRs at the base, part of the key (app/pipeline/keys.py)
+    no_model: str | None = None  # planned without a model although one is configured (the spend cap)
     content: bytes | None = field(default=None, compare=False, repr=False)  # not serialised
+
+    def key_now(self, content: bytes, prompt_hash: str, *, online: bool) -> str:
+        """The key these inputs have under the prompts and model availability in force now."""
+        return self.review_target(content).key(
+            self.config, prompt_hash, online=online, folder_digest=self.folder_digest
+        )
 
     def review_target(self, content: bytes) -> ReviewTarget:
         return ReviewTarget(
@@ -51,6 +59,8 @@ class Target:
             "config": self.config.model_dump(mode="json"),
             "nonce": self.nonce,
             "stages": sorted(self.stages),
+            "folder_digest": self.folder_digest,
+            "no_model": self.no_model,
         }
 
     @classmethod
@@ -66,6 +76,8 @@ class Target:
             config=RepoConfig.model_validate(d.get("config") or {}),
             nonce=d.get("nonce"),
             stages=frozenset(d.get("stages") or ALL_STAGES),
+            folder_digest=str(d.get("folder_digest") or ""),
+            no_model=d.get("no_model"),
         )
 
 
@@ -85,6 +97,8 @@ class Plan:
     head_sha: str = ""
     targets: tuple[Target, ...] = ()
     missing: tuple[str, ...] = ()  # changed ADRs that are not in the head commit (deleted)
+    capped: tuple[str, ...] = ()  # changed ADRs left out by limits.max_adrs_per_run
+    spend_note: str | None = None  # the month's spend cap: this run makes no model call
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -99,6 +113,8 @@ class Plan:
             "head_sha": self.head_sha,
             "targets": [t.to_json() for t in self.targets],
             "missing": list(self.missing),
+            "capped": list(self.capped),
+            "spend_note": self.spend_note,
         }
 
     @classmethod
@@ -116,4 +132,6 @@ class Plan:
             head_sha=str(d.get("head_sha") or ""),
             targets=tuple(Target.from_json(t) for t in d.get("targets") or ()),
             missing=tuple(d.get("missing") or ()),
+            capped=tuple(d.get("capped") or ()),
+            spend_note=d.get("spend_note"),
         )

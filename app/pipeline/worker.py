@@ -76,13 +76,14 @@ class RunContext:
         if now.lease_owner != self.owner:
             raise RunAbandoned(f"{self.run_key}: lease now held by {now.lease_owner}")
 
-    def memo(self) -> StageMemo:
-        inner = memo_for(self.store, self.run_key, owner=self.owner, on_reuse=self.reused.append)
+    def memo(self, salt: str | None = None) -> StageMemo:
+        """The run's stage memo; `salt`: a forced run's nonce (fresh model answers)."""
+        inner = memo_for(self.store, self.run_key, owner=self.owner, on_reuse=self.reused.append, salt=salt)
 
-        def memo(stage: str, compute: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+        def memo(stage: str, compute: Callable[[], dict[str, Any]], key: str | None = None) -> dict[str, Any]:
             self.check()
             try:
-                result = inner(stage, compute)
+                result = inner(stage, compute, key)
             except RunAbandoned:
                 raise
             except BaseException:

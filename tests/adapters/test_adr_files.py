@@ -8,7 +8,13 @@ from pathlib import Path
 import pytest
 
 import app.core.adr as adr_package
-from app.adapters.adr_files import _parser_version, is_adr_candidate, load_adr_folder, read_adr_file
+from app.adapters.adr_files import (
+    _parser_version,
+    is_adr_candidate,
+    load_adr_folder,
+    load_adr_folder_cached,
+    read_adr_file,
+)
 from app.core.adr import AdrParseError, canonical_id_key
 
 REPO = Path(__file__).resolve().parents[2]
@@ -194,3 +200,77 @@ def test_example_proposals_parse_with_risks_and_relations() -> None:
         assert 60 <= p.text.count("\n") <= 150, p.path
         # "../adr/0005-....md" links leave the proposals folder: they resolve to the example's file name.
         assert sum(lk.target in paths for lk in p.links) >= 2, p.links
+
+
+# --- folder rules (issue 15) ----------------------------------------------------------------------
+
+
+def test_symlinks_that_leave_the_folder_are_not_followed_and_are_named(tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    _write(outside, "secret.md", "# Secret\n\n## Decision\n\nThe deploy key is hunter2.\n")
+    _write(outside, "more/0009-other.md", "# Other repo's ADR\n")
+    folder = tmp_path / "adr"
+    _write(folder, "0001-use-postgres.md", "# Use Postgres\n\n## Decision\n\nPostgres.\n")
+    (folder / "0002-leak.md").symlink_to(outside / "secret.md")
+    (folder / "shared").symlink_to(outside / "more", target_is_directory=True)
+    (folder / "0003-alias.md").symlink_to(folder / "0001-use-postgres.md")  # inside: followed
+
+    adrs, errors = load_adr_folder(folder)
+
+    assert [a.path for a in adrs] == ["0001-use-postgres.md", "0003-alias.md"]
+    assert not any("hunter2" in a.text for a in adrs)
+    assert [(e.path, e.reason) for e in errors] == [
+        ("0002-leak.md", "symlink to a file outside the ADR folder: not followed"),
+        ("shared", "symlink to a folder outside the ADR folder: not followed"),
+    ]
+    cached, cached_errors = load_adr_folder_cached(folder, tmp_path / "cache.json")
+    assert [a.path for a in cached] == [a.path for a in adrs]
+    assert [e.path for e in cached_errors] == ["0002-leak.md", "shared"]
+
+
+def test_non_adr_files_are_not_indexed_and_the_folder_per_adr_layout_is_read(tmp_path: Path) -> None:
+    _write(tmp_path, "LICENSE.md", "# MIT License\n\nPermission is hereby granted...\n")
+    _write(tmp_path, "CHANGELOG.md", "# Changelog\n")
+    _write(tmp_path, "adr-template-bare.md", "# {short title}\n")
+    _write(tmp_path, "index.md", "# Decisions\n\n- [Use Kafka](0007-use-kafka/index.md)\n")
+    _write(
+        tmp_path, "0007-use-kafka/index.md", "# Use Kafka\n\n## Status\n\nAccepted\n\n## Decision\n\nKafka.\n"
+    )
+    _write(tmp_path, "0007-use-kafka/appendix.md", "# Benchmarks\n")
+    _write(tmp_path, "0008-use-redis.md", "# Use Redis\n\n## Decision\n\nRedis.\n")
+
+    adrs, errors = load_adr_folder(tmp_path)
+
+    assert not errors
+    assert [(a.path, a.adr_id, a.title) for a in adrs] == [
+        ("0007-use-kafka/index.md", "ADR-0007", "Use Kafka"),
+        ("0008-use-redis.md", "ADR-0008", "Use Redis"),
+    ]
+
+
+def test_the_remote_folder_follows_the_same_rules_and_reports_id_clashes() -> None:
+    from app.adapters.remote_folder import BlobCache, load_remote_folder
+    from tests.fakes.github_port import MemoryGitHub
+
+    gh = MemoryGitHub(
+        files={
+            "main": {
+                "docs/adr/0003-first.md": b"# 3. First\n\n## Decision\n\nA.\n",
+                "docs/adr/0004-copied.md": b"# 3. Copied title\n\n## Decision\n\nB.\n",
+                "docs/adr/0005-five/index.md": b"# Five\n\n## Decision\n\nC.\n",
+                "docs/adr/0005-five/notes.md": b"# Notes\n",
+                "docs/adr/LICENSE.md": b"# License\n",
+                "docs/adr/0006-empty.md": b"",
+            }
+        }
+    )
+    adrs, notices = load_remote_folder(gh, "acme/shop", "main", "docs/adr", BlobCache())
+    assert [(a.path, a.adr_id) for a in adrs] == [
+        ("0003-first.md", "ADR-0003"),
+        ("0004-copied.md", "ADR-0004"),  # no longer "ADR-0003-b": the file number wins
+        ("0005-five/index.md", "ADR-0005"),
+    ]
+    assert notices == [
+        "docs/adr/0004-copied.md: the title says ADR-0003 but the file name says ADR-0004: ADR-0004 is used",
+        "not indexed: docs/adr/0006-empty.md: empty file",
+    ]

@@ -1,5 +1,6 @@
 """The whole blind-spot DAG through the real `anthropic` client (AnthropicLlm) against the local fake
-Messages API: forced tool calls, per-step temperature, concurrency over HTTP, accounting, failures."""
+Messages API: structured output, per-step temperature (recorded, never sent), concurrency over HTTP,
+accounting, failures."""
 
 from __future__ import annotations
 
@@ -76,22 +77,35 @@ def test_the_dag_runs_end_to_end_through_the_anthropic_client(
         body = call.request
         assert call.headers[PROMPT_HEADER] == call.prompt
         assert body["output_config"]["format"]["type"] == "json_schema"  # structured output
-        assert body["model"] == "claude-sonnet-4-6"
-    temps = {c.prompt: c.request.get("temperature") for c in fake_anthropic.calls()}
-    assert temps == {DA: 0.95, PM: 0.8, AD: 0.85, JUDGE_PROMPT: 0.2}
+        assert body["model"] == "claude-opus-5-5"
+    # API 2026-10-21 takes no sampling parameters: each configured temperature is recorded as not sent
+    assert not any("temperature" in c.request for c in fake_anthropic.calls())
+    assert result.usage.temperature_not_sent == ((AD, 0.85), (DA, 0.95), (JUDGE_PROMPT, 0.2), (PM, 0.8))
 
     # the Judge was shown every critic's findings, with ids, over HTTP
     judge_text = request_text(fake_anthropic.calls(JUDGE_PROMPT)[0].request)
     ids = [it["id"] for it in critic_items(judge_text)]
     assert ids == ["da-1", "da-2", "da-3", "pm-1", "pm-2", "pm-3", "pm-4", "ad-1", "ad-2", "ad-3"]
 
-    # accounting from the adapter: synthetic tokens, priced as sonnet-4*
+    # accounting from the adapter: synthetic tokens, priced from the table (the ADR document is the
+    # cached prefix every node shares, so cache reads and writes count too)
+    from app.config import LlmSettings
+
+    price = LlmSettings().price_for("claude-opus-5-5")
+    assert price is not None
     assert set(result.usage_by_node) == {"devils_advocate", "premortem", "adjacent_domain", "judge"}
     for node, u in result.usage_by_node.items():
-        assert u.model == "claude-sonnet-4-6", node
+        assert u.model == "claude-opus-5-5", node
         assert u.calls == 1 and u.input_tokens > 0 and u.output_tokens > 0, node
-        assert u.cost_usd == pytest.approx((u.input_tokens * 3 + u.output_tokens * 15) / 1e6), node
+        expected = (
+            u.input_tokens * price.input
+            + u.output_tokens * price.output
+            + u.cache_read_tokens * price.cache_read
+            + u.cache_write_tokens * price.cache_write
+        ) / 1e6
+        assert u.cost_usd == pytest.approx(expected), node
         assert u.latency_s > 0, node
+    assert sum(u.cache_read_tokens for u in result.usage_by_node.values()) > 0  # a later node read it
     assert result.usage.calls == 4
     # 3 + 4 + 3 findings; the 3 analogies share one topic and are merged by the code dedupe
     assert len(result.findings) == 8
@@ -112,8 +126,10 @@ def test_http_failures_degrade_node_by_node(
     assert errors["devils_advocate"].startswith("llm_error: http_error: HTTP 529")
     assert errors["judge"].startswith("llm_error: http_error: HTTP 400")
     assert {s for f in result.findings for s in f.source} == {"premortem"}
-    # failed calls are still accounted (a call was made), with no tokens billed
-    assert result.usage_by_node["devils_advocate"].calls == 1
+    # failed calls are still accounted (a call was made), with no tokens billed; the overloaded critic
+    # was asked once more of the fallback model, which was overloaded too
+    assert result.usage_by_node["devils_advocate"].calls == 2
+    assert [c.model for c in fake_anthropic.calls(DA)] == ["claude-opus-5-5", "claude-sonnet-5-5"]
     assert result.usage_by_node["judge"].input_tokens == 0
 
 

@@ -70,6 +70,8 @@ def test_pull_request_synchronize() -> None:
         head_repo="Codertocat/Hello-World",
         sender=event.sender,
         default_branch="master",
+        title="Update the README with new information.",
+        labels=("bug",),
     )
     assert event.sender.login == "Codertocat" and event.sender.type == "User"
 
@@ -112,9 +114,9 @@ def test_fields_github_adds_or_leaves_out_do_not_matter() -> None:
     expected = parse_event("pull_request", data)
     drifted = copy.deepcopy(data)
     drifted["a_field_from_next_year"] = {"x": 1}
-    drifted["pull_request"]["labels"] = [{"name": "adr", "archived_by": None, "new": True}]
+    drifted["pull_request"]["labels"] = [{"name": "bug", "archived_by": None, "new": True}]
     del drifted["pull_request"]["draft"]
-    assert parse_event("pull_request", drifted) == expected
+    assert parse_event("pull_request", drifted) == expected  # a label gains fields: still read
     drifted["pull_request"]["draft"] = None
     drifted["pull_request"]["head"]["repo"] = None  # the fork was deleted
     gone = parse_event("pull_request", drifted)

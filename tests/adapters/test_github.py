@@ -248,16 +248,35 @@ def test_retry_wait(
     assert retry_wait(status, headers, message, attempt, now=1000.0, policy=RetryPolicy()) == expected
 
 
-def test_pick_comment_prefers_the_oldest_trusted_one() -> None:
-    def c(i: int, path: str | None, typ: str = "Bot", assoc: str = "NONE") -> RepoComment:
-        return RepoComment(i, "", "", "x", typ, assoc, marker_path=path, marker_key="k" if path else None)
+def test_pick_comment_takes_only_our_own_and_the_newest() -> None:
+    """Ours = written by these credentials' identity: another bot or a collaborator pasting our marker
+    is not (issue 16: the App overwrote them, or never published when GitHub refused the edit)."""
 
+    def c(i: int, path: str | None, author: str, typ: str = "Bot", assoc: str = "NONE") -> RepoComment:
+        return RepoComment(i, "", "", author, typ, assoc, marker_path=path, marker_key="k" if path else None)
+
+    me = "adr-review[bot]"
     comments = [
-        c(1, "a.md", "User", "NONE"),
-        c(2, "b.md"),
-        c(3, "a.md", "User", "COLLABORATOR"),
-        c(4, "a.md"),
+        c(1, "a.md", "other-app[bot]"),
+        c(2, "b.md", me),
+        c(3, "a.md", "alice", "User", "COLLABORATOR"),
+        c(4, "a.md", me),
+        c(5, "a.md", me),  # created after an edit of 4 was refused
     ]
-    picked = pick_comment(comments, "a.md")
-    assert picked is not None and picked.id == 3
-    assert pick_comment(comments, "z.md") is None
+    picked = pick_comment(comments, "a.md", me)
+    assert picked is not None and picked.id == 5
+    assert pick_comment(comments, "z.md", me) is None
+    assert pick_comment(comments[:4], "a.md", "someone-else[bot]") is None
+
+
+def test_the_identity_is_asked_once_and_a_refused_edit_creates_our_own(
+    fake: FakeGitHub, gh: GitHubAdapter
+) -> None:
+    path = "docs/adr/0002-b.md"
+    fake.add_comment(2, marker(path, "k0") + "\nours", login="github-actions[bot]", user_type="Bot")
+    fake.fail("PATCH", r"/issues/comments/\d+$", Fault(403, body={"message": "Resource not accessible"}))
+    _, created = gh.upsert_comment(REPO, 2, path, marker(path, "k1") + "\nreview")
+    assert created and len(fake.comments_on(2)) == 2
+    second, created_again = gh.upsert_comment(REPO, 2, path, marker(path, "k2") + "\nagain")
+    assert not created_again and second.id == fake.comments_on(2)[1]["id"]  # the newest of ours
+    assert fake.count("POST", r"^/graphql$") == 1  # `viewer { login }`, once per client

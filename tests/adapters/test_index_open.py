@@ -36,7 +36,7 @@ def test_cached_load_equals_a_fresh_parse_and_parses_only_changed_files(
     parsed: list[str] = []
     real = adr_files.read_adr_file
 
-    def counting(path: Path, rel: str, **kw: object):  # type: ignore[no-untyped-def]
+    def counting(path: Path, rel: str, **kw: object):
         parsed.append(rel)
         return real(path, rel, **kw)  # type: ignore[arg-type]
 
@@ -81,3 +81,36 @@ def test_the_cosine_gate_follows_the_embedding_unless_configured(
 ) -> None:
     assert qualify_cosine_for(embedding, configured) == expected
     assert fusion_params(RetrievalConfig(qualify_cosine=configured), embedding).qualify_cosine == expected
+
+
+def test_a_no_op_refresh_reads_no_adr_file_and_no_parse_until_the_adrs_are_needed(
+    folder: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import os
+    import time
+
+    from app.adapters.index_open import ensure_synced
+
+    past = time.time_ns() - 3600 * 10**9  # modified an hour before the cache was written
+    for p in folder.rglob("*.md"):
+        os.utime(p, ns=(past, past))
+    store = tmp_path / "store"
+    first = ensure_synced(open_index_for(folder, store), folder)
+    read: list[str] = []
+    real = Path.read_bytes
+
+    def counting(self: Path) -> bytes:
+        if self.suffix == ".md" or (self.name.startswith("parsed-") and self.name.count(".") == 2):
+            read.append(self.name)  # an ADR, or the cached parses (parsed-<collection>.<token>.json)
+        return real(self)
+
+    monkeypatch.setattr(Path, "read_bytes", counting)
+    index = open_index_for(folder, store)
+    again = ensure_synced(index, folder)
+    assert again.report.unchanged == 3 and not (again.report.added or again.report.updated)
+    assert [e.path for e in again.parse_errors] == ["0003-empty.md"]
+    assert any(err.startswith("0003-empty.md") for err in again.report.errors)
+    assert read == []  # `adr-review index` stops here
+    assert again.adrs == first.adrs  # read from the cached parses on first use, once
+    assert index.search("Kafka events").candidates[0].adr.path == "0001-a.md"
+    assert len(read) == 1 and not any(name.endswith(".md") for name in read)

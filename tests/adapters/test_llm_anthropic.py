@@ -9,7 +9,15 @@ from typing import Any
 import pytest
 
 from app.adapters.llm import PROMPT_HEADER, AnthropicLlm, make_llm
-from app.config import LlmSettings, ModelPrice, RepoConfig, Settings
+from app.config import (
+    DEFAULT_FALLBACK_MODEL,
+    DEFAULT_MODELS,
+    LlmSettings,
+    ModelPrice,
+    RepoConfig,
+    Settings,
+)
+from app.core.results import Usage
 from app.pipeline.ports import LlmError, LlmRequest
 from tests.fakes.messages_server import FakeMessagesServer, Reply
 
@@ -38,7 +46,13 @@ def request(model: str = "claude-sonnet-4-6", temperature: float | None = 0.0) -
 
 
 def settings(**kw: object) -> LlmSettings:
-    base: dict[str, object] = {"timeout_s": 2.0, "max_retries": 2, "total_budget_s": 20.0}
+    """Fast test settings; no fallback model unless a test asks for one (tests/adapters/test_llm_fallback.py)."""
+    base: dict[str, object] = {
+        "timeout_s": 2.0,
+        "max_retries": 2,
+        "total_budget_s": 20.0,
+        "fallback_model": None,
+    }
     base.update(kw)
     return LlmSettings.model_validate(base)
 
@@ -83,7 +97,7 @@ def test_a_good_answer_comes_back_parsed_with_usage_and_cost(
     assert fake_anthropic.count("recall-pre-gate") == 1
 
 
-def test_the_request_asks_for_the_schema_caches_the_candidates_and_names_the_prompt(
+def test_the_request_asks_for_the_schema_and_names_the_prompt(
     fake_anthropic: FakeMessagesServer, llm: AnthropicLlm
 ) -> None:
     fake_anthropic.script("recall-pre-gate", Reply(answer=ANSWER))
@@ -99,11 +113,30 @@ def test_the_request_asks_for_the_schema_caches_the_candidates_and_names_the_pro
     )  # moved by transform_schema
     assert "tools" not in body and "tool_choice" not in body  # forced tools are refused by newer models
     assert body["system"] == [{"type": "text", "text": "You recall ADRs."}]
-    cached, user = body["messages"][0]["content"]
-    assert cached == {"type": "text", "text": CANDIDATE_BLOCK, "cache_control": {"type": "ephemeral"}}
+    candidates, user = body["messages"][0]["content"]
+    # One ADR's candidates are never sent again: no cache_control where the cache can never be read.
+    assert candidates == {"type": "text", "text": CANDIDATE_BLOCK}
     assert user == {"type": "text", "text": "<proposal>Use Kafka</proposal>"}
     assert body["max_tokens"] == 300
     assert body["model"] == "claude-sonnet-4-6"
+
+
+def test_the_review_s_shared_prefix_comes_first_and_is_cached_for_the_next_node(
+    fake_anthropic: FakeMessagesServer, llm: AnthropicLlm
+) -> None:
+    from dataclasses import replace as with_
+
+    doc = "<adr_document>\n" + "We adopt Kafka for order events. " * 200 + "\n</adr_document>"
+    fake_anthropic.script("recall-pre-gate", Reply(answer=ANSWER), Reply(answer=ANSWER))
+    first = llm.complete(with_(request(), shared_prefix=doc, system="Node one."))
+    second = llm.complete(with_(request(), shared_prefix=doc, system="Node two."))
+    body = fake_anthropic.calls()[0].request
+    assert body["system"] == [
+        {"type": "text", "text": doc, "cache_control": {"type": "ephemeral"}},
+        {"type": "text", "text": "Node one."},
+    ]
+    assert first.usage.cache_write_tokens > 0 and first.usage.cache_read_tokens == 0
+    assert second.usage.cache_read_tokens > 0  # the second node read the ADR from the cache
 
 
 def test_structured_output_can_be_switched_off(fake_anthropic: FakeMessagesServer) -> None:
@@ -115,36 +148,49 @@ def test_structured_output_can_be_switched_off(fake_anthropic: FakeMessagesServe
 def test_the_synthetic_cache_is_written_once_then_read(
     fake_anthropic: FakeMessagesServer, llm: AnthropicLlm
 ) -> None:
-    first = llm.complete(request()).usage
-    second = llm.complete(request()).usage
+    from dataclasses import replace as with_
+
+    shared = with_(
+        request(), shared_prefix="<adr_document>\n" + "Kafka for order events. " * 100 + "</adr_document>"
+    )
+    first = llm.complete(shared).usage
+    second = llm.complete(shared).usage
     assert first.cache_write_tokens > 0 and first.cache_read_tokens == 0
     assert second.cache_read_tokens == first.cache_write_tokens and second.cache_write_tokens == 0
 
 
 @pytest.mark.parametrize(
-    ("model", "sent"),
-    [
-        ("claude-sonnet-4-6", True),
-        ("claude-haiku-4-5", True),
-        ("claude-opus-4-6", True),
-        ("claude-opus-4-7", False),
-        ("claude-sonnet-5-5", False),
-        ("claude-fable-5-1", False),
-        ("claude-next", False),
-    ],
+    "model", ["claude-sonnet-4-6", "claude-haiku-4-5", "claude-opus-5-5", "claude-haiku-5-5", "claude-next"]
 )
-def test_temperature_is_sent_only_to_models_that_accept_it(
-    fake_anthropic: FakeMessagesServer, llm: AnthropicLlm, model: str, sent: bool
+def test_temperature_is_never_sent_and_each_dropped_one_is_recorded(
+    fake_anthropic: FakeMessagesServer, llm: AnthropicLlm, model: str
 ) -> None:
-    llm.complete(request(model=model, temperature=0.2))
-    body = fake_anthropic.calls()[0].request
-    assert ("temperature" in body) is sent
-    if sent:
-        assert body["temperature"] == 0.2
+    """API 2026-10-21 (what SDK 2.x speaks) answers any sampling parameter with a 400, on every model;
+    the fake server does too, so sending one would fail this test with an LlmError."""
+    response = llm.complete(request(model=model, temperature=0.2))
+    call = fake_anthropic.calls()[0]
+    assert call.headers["anthropic-version"] >= "2026-10-21"
+    assert not {"temperature", "top_p", "top_k"} & set(call.request)
+    assert response.usage.temperature_not_sent == (("recall-pre-gate", 0.2),)
 
 
-def test_no_temperature_configured_sends_none(fake_anthropic: FakeMessagesServer, llm: AnthropicLlm) -> None:
-    llm.complete(request(temperature=None))
+def test_the_fake_rejects_a_temperature_like_the_api(fake_anthropic: FakeMessagesServer) -> None:
+    import anthropic
+
+    client = anthropic.Anthropic(api_key="k", base_url=fake_anthropic.base_url, max_retries=0)
+    with pytest.raises(anthropic.BadRequestError, match="temperature"):
+        client.messages.create(
+            model="claude-sonnet-4-6",
+            max_tokens=10,
+            messages=[{"role": "user", "content": "hi"}],
+            extra_body={"temperature": 0.2},
+        )
+
+
+def test_no_temperature_configured_records_none(
+    fake_anthropic: FakeMessagesServer, llm: AnthropicLlm
+) -> None:
+    assert llm.complete(request(temperature=None)).usage.temperature_not_sent == ()
     assert "temperature" not in fake_anthropic.calls()[0].request
 
 
@@ -279,14 +325,37 @@ def test_connection_refused_is_a_connection_error() -> None:
     assert err.value.kind == "connection"
 
 
-def test_unknown_models_cost_nothing_but_still_count_tokens(fake_anthropic: FakeMessagesServer) -> None:
+def test_a_model_with_no_price_has_an_unknown_cost_not_zero(fake_anthropic: FakeMessagesServer) -> None:
     llm = AnthropicLlm(
         "k",
         settings(prices={"x-*": ModelPrice(input=1, output=1, cache_read=1, cache_write=1)}),
         base_url=fake_anthropic.base_url,
     )
     usage = llm.complete(request(model="claude-unknown")).usage
-    assert usage.cost_usd == 0 and usage.input_tokens > 0
+    assert usage.input_tokens > 0 and usage.cost_usd == 0
+    assert not usage.cost_known and usage.unpriced_models == ("claude-unknown",)
+    priced = llm.cost("x-1", Usage(model="x-1", input_tokens=10, calls=1))
+    total = usage + priced
+    assert total.cost_usd > 0 and not total.cost_known  # a sum with one unpriced call stays "unknown"
+
+
+def test_a_long_prompt_is_priced_at_its_tier(llm: AnthropicLlm) -> None:
+    """Haiku 5.5: $0.10 / $0.50 per MTok up to 100,000 prompt tokens, five times that above."""
+    short = llm.cost(
+        "claude-haiku-5-5", Usage(input_tokens=90_000, cache_read_tokens=10_000, output_tokens=1000)
+    )
+    long = llm.cost(
+        "claude-haiku-5-5", Usage(input_tokens=90_000, cache_read_tokens=10_001, output_tokens=1000)
+    )
+    assert short.cost_usd == pytest.approx((90_000 * 0.1 + 10_000 * 0.01 + 1000 * 0.5) / 1e6)
+    assert long.cost_usd == pytest.approx(5 * (90_000 * 0.1 + 10_001 * 0.01 + 1000 * 0.5) / 1e6)
+    assert short.cost_known and long.cost_known
+
+
+def test_every_default_model_and_the_fallback_have_a_price() -> None:
+    prices = LlmSettings()
+    for model in [*DEFAULT_MODELS.values(), DEFAULT_FALLBACK_MODEL]:
+        assert prices.price_for(model) is not None, model
 
 
 def test_make_llm_needs_a_key() -> None:

@@ -5,6 +5,7 @@ must open and keep their rows. The shared contract is in test_state_store.py."""
 from __future__ import annotations
 
 import sqlite3
+import time
 from pathlib import Path
 
 import pytest
@@ -157,13 +158,15 @@ def test_a_new_file_is_wal_migrated_in_order_and_durable(tmp_path: Path) -> None
     with SqliteStateStore(path) as store:
         store.put("rk", "recall", None, {"x": "決定"}, AttemptInfo(0.2))
     assert applied(path) == NAMES
-    assert NAMES == [
+    assert NAMES[:3] == [
         "m001_runs_checkpoints_attempts",
         "m002_deliveries_and_queue",
         "m003_user_version_for_older_builds",
     ]
-    expected = {"runs", "checkpoints", "attempts", "deliveries", "queue", "queue_health", "_migrations"}
+    assert "m006_locks_and_push_order" in NAMES
+    expected = {"runs", "checkpoints", "attempts", "deliveries", "queue", "locks", "pr_heads", "_migrations"}
     assert expected <= tables(path)
+    assert "queue_health" not in tables(path)  # /healthz reads only: its write row is gone
     conn = sqlite3.connect(path)
     assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     assert conn.execute("PRAGMA user_version").fetchone()[0] == 2  # older builds refuse it as "newer"
@@ -227,3 +230,44 @@ def test_memory_stores_are_separate_databases() -> None:
     with SqliteStateStore(":memory:") as a, SqliteStateStore(":memory:") as b:
         a.put("rk", "recall", None, {"x": 1}, AttemptInfo())
         assert b.get("rk", "recall") is None and a.get("rk", "recall") == {"x": 1}
+
+
+def test_the_store_and_its_wal_files_are_private(tmp_path: Path) -> None:
+    """The file holds raw webhook payloads: 0600 (and its -wal / -shm siblings), in a 0700 folder."""
+    import os
+    import stat
+
+    old = os.umask(0o022)
+    try:
+        path = tmp_path / "new" / "app.sqlite3"
+        with SqliteStateStore(path) as store:
+            store.enqueue([RunSpec("r1", "review", "o/r", 7)])
+            modes = {p.name: stat.S_IMODE(p.stat().st_mode) for p in path.parent.iterdir()}
+        assert modes == {"app.sqlite3": 0o600, "app.sqlite3-wal": 0o600, "app.sqlite3-shm": 0o600}
+        assert stat.S_IMODE(path.parent.stat().st_mode) == 0o700
+        loose = tmp_path / "loose.sqlite3"
+        SqliteStateStore(loose).close()
+        loose.chmod(0o644)  # written by an older version
+        SqliteStateStore(loose).close()
+        assert stat.S_IMODE(loose.stat().st_mode) == 0o600
+    finally:
+        os.umask(old)
+
+
+def test_health_only_reads(tmp_path: Path) -> None:
+    """/healthz is unauthenticated: it must not write (it used to run a write transaction per request).
+    It answers at once while another process holds the write lock, and changes nothing in the file."""
+    path = tmp_path / "app.sqlite3"
+    with SqliteStateStore(path, busy_timeout_s=5) as store:
+        store.enqueue([RunSpec("r1", "review", "o/r", 7)])
+        writer = sqlite3.connect(path, isolation_level=None)
+        writer.execute("BEGIN IMMEDIATE")  # another process in a long write transaction
+        try:
+            before = path.with_name("app.sqlite3-wal").stat().st_size
+            started = time.monotonic()
+            assert store.health()["store_ok"] and store.health()["queue_depth"] == 1
+            assert time.monotonic() - started < 1.0
+            assert path.with_name("app.sqlite3-wal").stat().st_size == before
+        finally:
+            writer.execute("ROLLBACK")
+            writer.close()

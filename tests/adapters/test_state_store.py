@@ -1,9 +1,10 @@
 """The StateStore contract, the same for every implementation: checkpoints, attempts, run records,
 deliveries and the App's queue, from one thread, many threads and many processes.
 
-Every test runs once per engine in ENGINES. A new engine (PostgreSQL) adds an entry: a function that
-opens a store on this test's database, and the Python source that opens the same database in a child
-process (None when the database lives in one process only, like SQLite's `:memory:`).
+Every test runs once per engine in ENGINES: SQLite (a file, and `:memory:`) and a real PostgreSQL
+server the tests start (tests/postgres.py). An entry is a function that opens a store on this test's
+database, and the Python source that opens the same database in a child process (None when the
+database lives in one process only, like SQLite's `:memory:`).
 SQLite specifics (the file, WAL, migrations, legacy files) are in test_state_sqlite.py.
 """
 
@@ -43,7 +44,7 @@ class Engine:
     child_source: str | None  # Python that binds `store` to the same database in another process
 
 
-def _sqlite_file(tmp: Path) -> Engine:
+def _sqlite_file(request: pytest.FixtureRequest, tmp: Path) -> Engine:
     path = tmp / "state.sqlite3"
     return Engine(
         open=lambda clock: SqliteStateStore(path, clock=clock),
@@ -51,11 +52,26 @@ def _sqlite_file(tmp: Path) -> Engine:
     )
 
 
-def _sqlite_memory(tmp: Path) -> Engine:
+def _sqlite_memory(request: pytest.FixtureRequest, tmp: Path) -> Engine:
     return Engine(open=lambda clock: SqliteStateStore(":memory:", clock=clock), child_source=None)
 
 
-ENGINES: dict[str, Callable[[Path], Engine]] = {"sqlite-file": _sqlite_file, "sqlite-memory": _sqlite_memory}
+def _postgres(request: pytest.FixtureRequest, tmp: Path) -> Engine:
+    """A real PostgreSQL server (tests/postgres.py), a fresh schema per test."""
+    from app.adapters.state_postgres import PostgresStateStore
+
+    url = request.getfixturevalue("postgres").new_url()
+    return Engine(
+        open=lambda clock: PostgresStateStore(url, clock=clock, pool_size=12),
+        child_source=f"from app.adapters.state_postgres import PostgresStateStore\nstore = PostgresStateStore({url!r})",
+    )
+
+
+ENGINES: dict[str, Callable[[pytest.FixtureRequest, Path], Engine]] = {
+    "sqlite-file": _sqlite_file,
+    "sqlite-memory": _sqlite_memory,
+    "postgres": _postgres,
+}
 SHARED = [name for name in ENGINES if name != "sqlite-memory"]  # engines other processes can open
 
 StoreFactory = Callable[..., StateStore]
@@ -64,7 +80,7 @@ StoreFactory = Callable[..., StateStore]
 @pytest.fixture(params=list(ENGINES))
 def store_factory(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[StoreFactory]:
     """Opens a store of the engine under test (closed after the test)."""
-    engine = ENGINES[request.param](tmp_path)
+    engine = ENGINES[request.param](request, tmp_path)
     opened: list[StateStore] = []
 
     def factory(clock: Callable[[], float] = time.time) -> StateStore:
@@ -496,7 +512,7 @@ def test_stage_progress_resets_the_watchdog(store: StateStore, clock: Clock) -> 
 
 def test_health_counts_depth_and_age(store: StateStore, clock: Clock) -> None:
     assert store.health() == {
-        "store_writable": True,
+        "store_ok": True,
         "queue_depth": 0,
         "running": 0,
         "oldest_queued_age_s": None,
@@ -505,7 +521,7 @@ def test_health_counts_depth_and_age(store: StateStore, clock: Clock) -> None:
     clock.t += 12
     store.claim("a", "A", 60)
     h = store.health()
-    assert h == {"store_writable": True, "queue_depth": 1, "running": 1, "oldest_queued_age_s": 12.0}
+    assert h == {"store_ok": True, "queue_depth": 1, "running": 1, "oldest_queued_age_s": 12.0}
 
 
 # --- several processes on one database ----------------------------------------------------------------------
@@ -527,8 +543,10 @@ CHILD = textwrap.dedent(
 
 @pytest.mark.real_process
 @pytest.mark.parametrize("engine", SHARED)
-def test_one_authoritative_writer_and_one_claimer_across_processes(engine: str, tmp_path: Path) -> None:
-    shared = ENGINES[engine](tmp_path)
+def test_one_authoritative_writer_and_one_claimer_across_processes(
+    engine: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    shared = ENGINES[engine](request, tmp_path)
     assert shared.child_source is not None
     store = shared.open(time.time)
     store.enqueue([spec("lease")])
@@ -558,3 +576,72 @@ def test_one_authoritative_writer_and_one_claimer_across_processes(engine: str, 
     item = store.item("lease")
     assert item is not None and item.attempts == 1 and item.lease_owner in {"p0", "p1", "p2"}
     store.close()
+
+
+# --- push order: a newer head is never superseded by an older one (issue 16) --------------------------------
+
+
+def pr_delivery(guid: str, head: str, pr: int = 7) -> tuple[Delivery, list[RunSpec]]:
+    plan = RunSpec(f"plan:o/r#{pr}@{head}:ready", "plan", "o/r", pr, 1, "", head, {}, None, 3)
+    return delivery(guid), [plan]
+
+
+def test_deliveries_record_the_order_in_which_heads_arrived(store: StateStore) -> None:
+    a, b = "a" * 40, "b" * 40
+    store.accept_delivery(*pr_delivery("g1", a))
+    store.accept_delivery(*pr_delivery("g2", b))
+    assert store.push_order("o/r", 7, a) < store.push_order("o/r", 7, b)
+    store.accept_delivery(*pr_delivery("g1", a))  # a redelivery of the first push: no new arrival
+    assert store.push_order("o/r", 7, a) < store.push_order("o/r", 7, b)
+    store.accept_delivery(*pr_delivery("g3", a))  # a new delivery of head a (a force-push back)
+    assert store.push_order("o/r", 7, a) > store.push_order("o/r", 7, b)
+    unseen = store.push_order("o/r", 7, "c" * 40)  # a head no delivery named: the next number, once
+    assert unseen > store.push_order("o/r", 7, a) and store.push_order("o/r", 7, "c" * 40) == unseen
+
+
+def test_superseding_cancels_older_heads_only(store: StateStore) -> None:
+    """The race of issue 16: a plan resumed after a crash cancelled the runs of a *newer* head."""
+    old, mid, new = "a" * 40, "b" * 40, "c" * 40
+    for i, head in enumerate((old, mid, new)):
+        store.accept_delivery(*pr_delivery(f"g{i}", head))
+    store.enqueue([spec("r-old", sha=old), spec("r-mid", sha=mid), spec("r-new", sha=new)])
+    assert store.cancel_superseded("o/r", 7, "docs/adr/1.md", mid, "superseded by bbbb") == ["r-old"]
+    assert store.cancel_superseded("o/r", 7, None, mid, "superseded by bbbb") == [f"plan:o/r#7@{old}:ready"]
+    assert store.state("r-new") == "queued" and store.state(f"plan:o/r#7@{new}:ready") == "queued"
+    assert store.cancel_superseded("o/r", 7, "docs/adr/1.md", new, "superseded by cccc") == ["r-mid"]
+
+
+# --- named locks ---------------------------------------------------------------------------------------------
+
+
+def test_a_lock_has_one_holder_until_released_or_expired(store: StateStore, clock: Clock) -> None:
+    assert store.try_lock("comment:o/r#7:a.md", "A", 30)
+    assert not store.try_lock("comment:o/r#7:a.md", "B", 30)
+    assert store.try_lock("comment:o/r#7:b.md", "B", 30)  # another name, another lock
+    clock.t += 20
+    assert store.try_lock("comment:o/r#7:a.md", "A", 30)  # ours: renewed
+    clock.t += 20
+    assert not store.try_lock("comment:o/r#7:a.md", "B", 30)  # still held (renewed 20 s ago)
+    store.unlock("comment:o/r#7:a.md", "B")  # not B's: no effect
+    assert not store.try_lock("comment:o/r#7:a.md", "B", 30)
+    store.unlock("comment:o/r#7:a.md", "A")
+    assert store.try_lock("comment:o/r#7:a.md", "B", 30)
+    clock.t += 31  # B died holding it: the lease runs out
+    assert store.try_lock("comment:o/r#7:a.md", "C", 30)
+
+
+def test_threads_racing_for_a_lock_have_one_winner(store: StateStore) -> None:
+    barrier = threading.Barrier(8)
+    won: list[str] = []
+
+    def contender(i: int) -> None:
+        barrier.wait()
+        if store.try_lock("index:ix-1", f"t{i}", 60):
+            won.append(f"t{i}")
+
+    threads = [threading.Thread(target=contender, args=(i,)) for i in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(won) == 1

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from app.core.adr import parse_adr
+from app.core.finding_checks import adr_ids_named, judge_exclusions, known_adr_ids, verify_finding
 from app.core.findings import (
     ACTIONABILITIES,
     SEVERITIES,
@@ -28,6 +29,7 @@ from app.core.findings import (
     risk_priority,
     severity_from_rpn,
 )
+from app.core.passages import reader_passages
 from app.core.results import Finding
 
 SEED_002 = Path(__file__).resolve().parents[1] / "fixtures" / "seeds" / "002_da59eb14823afb63.txt"
@@ -39,7 +41,9 @@ def finding(title: str, severity: str = "medium", source: str = "devils_advocate
         "title": title,
         "severity": severity,
         "actionability": "add_to_risks",
-        "evidence": f"evidence for {title}",
+        "quote": f"quote for {title}",
+        "section": "Decision",
+        "gap": f"gap for {title}",
         "suggested_action": "do something",
         "dedupe_group": "",
     }
@@ -362,3 +366,79 @@ def test_count_by_severity_has_every_key() -> None:
     counts = count_by_severity([finding("a", "high"), finding("b", "high"), finding("c", "low")])
     assert counts == {"critical": 0, "high": 2, "medium": 0, "low": 1}
     assert count_by_severity([]) == dict.fromkeys(SEVERITIES, 0)
+
+
+# --- verification -------------------------------------------------------------------------------------
+
+ADR_TEXT = """# ADR-0042 Queue the reviews
+
+## Decision
+Reviews run on a queue with three workers, as ADR-0007 set up.
+<!-- TODO: decide the retry policy with ops -->
+
+## Risks
+- A slow model call blocks one worker for its whole timeout.
+"""
+PASSAGES = reader_passages(ADR_TEXT)
+KNOWN = known_adr_ids("ADR-0042", PASSAGES, ["ADR-0003"])
+
+
+def test_known_ids_are_the_adr_its_citations_and_what_it_names() -> None:
+    assert adr_ids_named("see ADR-7 and ＡＤＲ-００１２, not ADR-") == ("ADR-7", "ADR-0012")
+    assert {"ADR-42", "ADR-3", "ADR-7"} == KNOWN
+
+
+@pytest.mark.parametrize(
+    ("quote", "title", "unverified", "section"),
+    [
+        ("Reviews run on a queue with three workers", "Three workers are too few", None, "Decision"),
+        ("Reviews run on a queue with five workers", "Fabricated quote", "quote_not_found", "Decision"),
+        ("decide the retry policy with ops", "From an HTML comment", "quote_not_found", "Decision"),
+        ("queue", "One word", "quote_too_short", "Decision"),
+        ("", "No quote", "no_quote", "Decision"),
+        ("Reviews run on a queue with three workers", "Contradicts ADR-9999", "unknown_adr", "Decision"),
+        ("Reviews run on a queue with three workers", "Revisits ADR-0007's queue", None, "Decision"),
+        ("A slow model call blocks one worker", "Timeouts", None, "Risks"),
+    ],
+)
+def test_a_finding_is_verified_like_a_citation_reason(
+    quote: str, title: str, unverified: str | None, section: str
+) -> None:
+    checked = verify_finding(finding(title, quote=quote, section="Decision"), PASSAGES, KNOWN)
+    assert checked.unverified == unverified
+    assert checked.section == section  # once verified: the heading the quote stands under
+    if unverified == "unknown_adr":
+        assert checked.unknown_ids == ("ADR-9999",)
+
+
+def test_a_fabricated_exclusion_does_not_hide_the_finding() -> None:
+    by_id = {"pm-1": finding("Timeouts block workers"), "pm-2": finding("Retries are undefined")}
+    result = judge_exclusions(
+        [
+            ("pm-1", "A slow model call blocks one worker for its whole timeout."),  # the ADR says so
+            ("pm-2", "Retries follow the platform's default policy."),  # it does not
+            ("pm-9", "A slow model call blocks one worker for its whole timeout."),  # no such finding
+        ],
+        by_id,
+        PASSAGES,
+    )
+    assert [(x.title, x.quote, x.section, x.by) for x in result.exclusions] == [
+        (
+            "Timeouts block workers",
+            "A slow model call blocks one worker for its whole timeout.",
+            "Risks",
+            "judge",
+        )
+    ]
+    assert [f.title for f in result.restored] == ["Retries are undefined"]
+    assert result.unverified == 2
+
+
+def test_own_risk_items_are_passages_a_reader_sees() -> None:
+    items = own_risk_items(
+        {
+            "risks": "- **Vendor** lock-in <!-- say which vendor -->\n- Costs grow with `N` reviews. Alerts fire.\n"
+        },
+        ("risks",),
+    )
+    assert items == ("Vendor lock-in", "Costs grow with N reviews.", "Alerts fire.")

@@ -7,6 +7,7 @@ import dataclasses
 import os
 import re
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -27,6 +28,7 @@ from app.core.render import (
 from app.core.results import (
     BlindSpotResult,
     Citation,
+    Exclusion,
     Finding,
     RecallResult,
     Review,
@@ -94,8 +96,10 @@ def english_review() -> Review:
             "Exactly-once is assumed but Kafka gives at-least-once to consumers",
             "critical",
             "revise_adr",
-            "The decision says consumers 'process each order event once', but the consumers commit offsets "
-            "after side effects; a rebalance replays the batch.",
+            "Consumers process each order event once.",
+            "Decision",
+            "Kafka delivers at least once: the consumers commit offsets after their side effects, so a "
+            "rebalance replays the batch.",
             "State the delivery guarantee and make the billing consumer idempotent on the order id.",
             "delivery-semantics",
             "technical",
@@ -105,6 +109,8 @@ def english_review() -> Review:
             "Nobody on call knows Kafka",
             "high",
             "add_to_risks",
+            "The platform team operates the Kafka cluster.",
+            "Consequences",
             "The team has run RabbitMQ for four years; the ADR names no training or runbook for broker "
             "incidents.\n\nA partition leader election at 3 a.m. becomes an outage.",
             "Add a runbook and a game day before the cut-over.",
@@ -116,7 +122,9 @@ def english_review() -> Review:
             "Retention of order events may conflict with GDPR erasure",
             "medium",
             "revise_adr",
-            "Seven-day retention keeps customer addresses in event payloads.",
+            "Order events are retained for seven days.",
+            "Decision",
+            "Seven-day retention keeps customer addresses in event payloads, out of reach of an erasure.",
             "Keep personal data out of events or key them for crypto-shredding.",
             "privacy",
             "business_regulatory",
@@ -126,6 +134,8 @@ def english_review() -> Review:
             "Schema registry becomes a new single point of failure",
             "low",
             "monitor",
+            "Producers register every schema before they publish.",
+            "Decision",
             "Producers fail closed when the registry is down.",
             "Cache schemas in producers.",
             "registry",
@@ -182,6 +192,8 @@ def japanese_review() -> Review:
             "CAS ロックの TTL 5 分が LLM 呼び出しより短い",
             "high",
             "revise_adr",
+            "CAS ロックの TTL は 5 分とする。",
+            "決定",
             "1 gate の LLM 呼び出しが 5 分を超えると、ロックが切れて別 consumer が同じ gate を実行する。",
             "ロックを heartbeat で延長するか、TTL を gate の最大実行時間より長くする。",
             "lock-ttl",
@@ -192,6 +204,8 @@ def japanese_review() -> Review:
             "128KB 上限の実測がないまま着手する",
             "medium",
             "add_to_risks",
+            "DO の state が 128KB を超えないことを事前調査ゲートで確認する。",
+            "リスク",
             "事前調査ゲートを置くとしているが、超過時の R2 オフロードは未実装。",
             "実測結果を ADR に追記し、CI の state サイズ回帰テストを先に入れる。",
             "do-size",
@@ -272,7 +286,9 @@ def many_findings_review(n: int = 400) -> Review:
             f"Finding {i} about a {sev[i % 4]} concern",
             sev[i % 4],  # type: ignore[arg-type]
             "monitor",
-            f"Evidence {i}: " + "the proposal does not say what happens under load. " * 20,
+            f"Quote {i}: the service scales out horizontally.",
+            "Decision",
+            f"Gap {i}: " + "the proposal does not say what happens under load. " * 20,
             "Write it down. " * 20,
             f"g{i}",
         )
@@ -283,9 +299,79 @@ def many_findings_review(n: int = 400) -> Review:
     return dataclasses.replace(r, blindspots=blind)
 
 
+def unverified_review(base: Callable[[], Review] = english_review) -> Review:
+    """Findings whose quote is not in the ADR or that name an unknown ADR, and the exclusions section."""
+    r = base()
+    assert r.blindspots is not None
+    ja = r.language == "ja"
+    unverified = (
+        Finding(
+            ("premortem",),
+            "ブローカーの認証情報が平文で置かれている"
+            if ja
+            else "Broker credentials are stored in plain text",
+            "high",
+            "revise_adr",
+            "認証情報はリポジトリの .env に置く。"
+            if ja
+            else "Credentials live in the repository's .env file.",
+            "セキュリティ" if ja else "Security",
+            "読み取り権限があれば誰でも発行できる。" if ja else "Anyone with read access can publish orders.",
+            "シークレットストアに移す。" if ja else "Move them to the secret store.",
+            "secrets",
+            "technical",
+            unverified="quote_not_found",
+        ),
+        Finding(
+            ("devils_advocate",),
+            "ADR-9999 の順序保証と矛盾する" if ja else "Contradicts ADR-9999 on event ordering",
+            "medium",
+            "revise_adr",
+            "Order events are partitioned by order id.",
+            "Decision",
+            "ADR-9999 requires one global order of events.",
+            "Reconcile the two decisions.",
+            "ordering",
+            unverified="unknown_adr",
+            unknown_ids=("ADR-9999",),
+        ),
+    )
+    exclusions = (
+        Exclusion(
+            "ブローカー障害中に consumer の遅延が増える"
+            if ja
+            else "Consumer lag grows during a broker outage",
+            "broker 障害中の遅延は許容し、注文は outbox に溜める。"
+            if ja
+            else "Consumer lag during a broker outage is accepted; orders queue in the outbox.",
+            "リスク" if ja else "Risks",
+            "judge",
+            ("premortem",),
+        ),
+        Exclusion(
+            "運用コストが増える" if ja else "Operating Kafka costs more than RabbitMQ",
+            "運用コストは RabbitMQ の約 2 倍になる。"
+            if ja
+            else "Running Kafka costs about twice the RabbitMQ cluster.",
+            "影響" if ja else "Consequences",
+            "code",
+            ("devils_advocate",),
+        ),
+    )
+    blind = dataclasses.replace(
+        r.blindspots,
+        unverified=unverified,
+        exclusions=exclusions,
+        dropped={"unverified": 2, "judge_excluded_as_covered": 1, "covered_by_adr": 1},
+    )
+    return dataclasses.replace(r, blindspots=blind)
+
+
 SAMPLES = {
     "comment_en": (english_review, "en"),
     "comment_ja": (japanese_review, "ja"),
+    "comment_unverified": (unverified_review, "en"),
+    "comment_unverified_ja": (lambda: unverified_review(japanese_review), "ja"),
     "comment_no_citations": (no_citations_review, "en"),
     "comment_degraded": (degraded_review, "en"),
 }
@@ -486,14 +572,20 @@ def hostile_review() -> Review:
     r = english_review()
     assert r.recall is not None and r.blindspots is not None
     c = dataclasses.replace(r.recall.citations[0], adr_id="ADR-1 " + EVIL, title=EVIL, relevance_reason=EVIL)
-    f = dataclasses.replace(r.blindspots.findings[0], title=EVIL, evidence=EVIL, suggested_action=EVIL)
+    f = dataclasses.replace(
+        r.blindspots.findings[0], title=EVIL, quote=EVIL, section=EVIL, gap=EVIL, suggested_action=EVIL
+    )
+    u = dataclasses.replace(f, unverified="unknown_adr", unknown_ids=(EVIL,))
+    x = Exclusion(EVIL, EVIL, EVIL, "judge", (EVIL,))
     return dataclasses.replace(
         r,
         adr_title=EVIL,
         adr_id="ADR-9 " + EVIL,
         adr_path="docs/adr/evil --> <img>.md",
         recall=dataclasses.replace(r.recall, citations=(c,)),
-        blindspots=dataclasses.replace(r.blindspots, findings=(f,), self_assessment=EVIL),
+        blindspots=dataclasses.replace(
+            r.blindspots, findings=(f,), self_assessment=EVIL, unverified=(u,), exclusions=(x,)
+        ),
         skipped=(("premortem", "failed: " + EVIL), ("judge", EVIL)),
         meta=dataclasses.replace(r.meta, models=(EVIL,), perspectives=(EVIL,), embedding=EVIL),
     )
@@ -520,3 +612,21 @@ def test_hostile_text_everywhere_stays_inert(language: str) -> None:
     assert "\u202e" not in body and "\u200b" not in body
     rows = [t for t in tokens if t.type == "tr_open"]
     assert len(rows) == 2 and sum(1 for t in tokens if t.type == "td_open") == 5
+
+
+def test_unverified_findings_and_exclusions_are_collapsed_apart_from_the_findings() -> None:
+    body = render_comment(unverified_review(), link_base=LINK_BASE)
+    tokens = MD.parse(body)
+    details = [t.content for t in tokens if t.type == "html_block" and t.content.startswith("<details")]
+    assert "<details>\n<summary>⚠️ Not verified (2)</summary>\n" in details  # closed
+    assert "<details>\n<summary>✅ Already covered by the ADR (2)</summary>\n" in details
+    # the shown findings are still the four verified ones: the unverified are neither numbered nor counted
+    assert "4 findings from" in body and "**5." not in body
+    unverified_part = body.split("⚠️ Not verified")[1].split("</details>")[0]
+    assert "Quoted, but not found in the ADR: “Credentials live" in unverified_part
+    assert "names an ADR this review was not shown: ADR-9999" in unverified_part
+    covered = body.split("Already covered by the ADR")[1].split("</details>")[0]
+    assert (
+        "“Consumer lag during a broker outage is accepted; orders queue in the outbox.” <sub>(Risks)</sub>"
+        in covered
+    )

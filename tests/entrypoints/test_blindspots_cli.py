@@ -14,6 +14,8 @@ from tests.fakes.messages_server import FakeMessagesServer, Reply, request_text
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 SEED_002 = FIXTURES / "seeds" / "002_da59eb14823afb63.txt"
+# A passage of SEED_002: the fake critics' findings quote it, so they verify against the ADR.
+QUOTE = "Judge の分類はアドバイザリであり、Pipeline の pass/fail 判定には使用せず"
 
 
 @pytest.fixture
@@ -58,8 +60,10 @@ def test_with_a_key_it_runs_the_dag_and_prints_json(
 ) -> None:
     monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
     monkeypatch.setenv("ANTHROPIC_BASE_URL", fake_anthropic.base_url)
-    fake_anthropic.set_default("blindspot-devils-advocate", Reply(answer=da_answer()))
-    fake_anthropic.set_default("blindspot-premortem", Reply(answer=pm_answer(["technical", "operational"])))
+    fake_anthropic.set_default("blindspot-devils-advocate", Reply(answer=da_answer(quote=QUOTE)))
+    fake_anthropic.set_default(
+        "blindspot-premortem", Reply(answer=pm_answer(["technical", "operational"], quote=QUOTE))
+    )
     fake_anthropic.set_default("blindspot-judge", Reply(fn=judge_echo))
 
     code = main(["blind-spots", "--file", str(adr_dir / "0071-blind-spots.md"), "--json", "--seed", "5"])
@@ -86,7 +90,7 @@ def test_text_report_names_findings_perspectives_and_errors(
 ) -> None:
     monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
     monkeypatch.setenv("ANTHROPIC_BASE_URL", fake_anthropic.base_url)
-    fake_anthropic.set_default("blindspot-devils-advocate", Reply(answer=da_answer()))
+    fake_anthropic.set_default("blindspot-devils-advocate", Reply(answer=da_answer(quote=QUOTE)))
     fake_anthropic.set_default("blindspot-premortem", Reply(status=400))
     fake_anthropic.set_default("blindspot-judge", Reply(fn=judge_echo))
 

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from app.core.citations import verify_citations
+from app.core.extractive import pick_extractive
 from app.core.findings import dedupe_findings
 from app.entrypoints.commands import eval_prompts
 from app.evals import retrieval as retrieval_eval
@@ -89,8 +90,9 @@ def test_each_prompt_depends_on_the_code_that_runs_it_and_nothing_else() -> None
     assert source_of(dedupe_findings) not in recall
     for name in BLINDSPOT:
         deps = set(prompt_dependencies(name, "prompts"))
-        assert {source_of(run_blindspots), source_of(dedupe_findings)} <= deps
-        assert source_of(verify_citations) not in deps
+        # findings are verified like citations (the same quote check), but extractive recall is recall's own
+        assert {source_of(run_blindspots), source_of(dedupe_findings), source_of(verify_citations)} <= deps
+        assert source_of(pick_extractive) not in deps
     unrelated = {
         source_of(eval_prompts),
         source_of(retrieval_eval),
@@ -115,9 +117,9 @@ def split_repo(tmp_path: Path) -> Path:
     repo = tmp_path / "repo"
     shutil.copytree(PROMPTS_DIR, repo / "prompts")
     shutil.copytree(SOURCE_ROOT / "app", repo / "app", ignore=shutil.ignore_patterns("__pycache__"))
-    verification = repo / source_of(verify_citations)
-    verification.write_text(
-        verification.read_text(encoding="utf-8") + "\nfrom app.core.split_off_helper import HELPER  # noqa\n",
+    recall_only = repo / source_of(pick_extractive)
+    recall_only.write_text(
+        recall_only.read_text(encoding="utf-8") + "\nfrom app.core.split_off_helper import HELPER  # noqa\n",
         encoding="utf-8",
     )
     write(repo, {"app/core/split_off_helper.py": "HELPER = 1\n", "app/core/nobody_imports.py": "X = 1\n"})

@@ -328,7 +328,7 @@ def test_a_forbidden_citation_fails_the_gate(prompts_copy: Path, capsys: pytest.
         ("recall-pre-gate", lambda d: d["citations"][0].update(relevance="very high"), "output_schema.json"),
         ("recall-pre-gate", lambda d: d.pop("citations"), "citations"),
         ("blindspot-devils-advocate", lambda d: d.pop("counter_arguments"), "counter_arguments"),
-        ("blindspot-premortem", lambda d: d["scenarios"][0].pop("evidence"), "evidence"),
+        ("blindspot-premortem", lambda d: d["scenarios"][0].pop("quote"), "quote"),
         ("blindspot-judge", lambda d: d.update(findings="none"), "findings"),
     ],
 )
@@ -358,7 +358,9 @@ def test_a_judge_that_keeps_what_the_adr_already_covers_fails(
                 "title": "Reusing the word event for StateChanged will confuse contributors",
                 "severity": "low",
                 "actionability": "monitor",
-                "evidence": "might introduce some confusion",
+                "quote": "might introduce some confusion",
+                "section": "Consequences",
+                "gap": "Two different things are both called events.",
                 "suggested_action": "Rename one of the two types.",
                 "dedupe_group": "event-terminology",
                 "merged_ids": ["da-5"],
@@ -372,6 +374,8 @@ def test_a_judge_that_keeps_what_the_adr_already_covers_fails(
     assert code == 1
     assert judge["metrics"]["own_risk_duplicates_present"] == 1
     assert "own_risk_duplicates_present" in failed_checks(judge)
+    # and the exclusion the case expects is missing
+    assert judge["metrics"]["expected_exclusions_found"] < 1.0
 
 
 def test_a_premortem_missing_a_category_fails_coverage(
@@ -494,7 +498,8 @@ def test_live_record_through_the_fake_server_labels_it_and_replays_identically(
     )
     n_cases = len(by_name(live, "recall-pre-gate")["cases"])
     assert n_cases == 2
-    assert fake_anthropic.count("recall-pre-gate") == n_cases
+    assert by_name(live, "recall-pre-gate")["samples"] == eval_prompts.LIVE_SAMPLES
+    assert fake_anthropic.count("recall-pre-gate") == n_cases * eval_prompts.LIVE_SAMPLES
     assert sorted(by_name(live, "recall-pre-gate")["recorded"]) == sorted(
         c["id"] for c in by_name(live, "recall-pre-gate")["cases"]
     )
@@ -505,9 +510,12 @@ def test_live_record_through_the_fake_server_labels_it_and_replays_identically(
         assert rec["usage"]["input_tokens"] > 0 and not rec["usage"]["estimated"]
 
     _code, replay = run_eval("--prompt", "recall-pre-gate", "--prompts-dir", str(prompts_copy), capsys=capsys)
-    assert fake_anthropic.count("recall-pre-gate") == n_cases  # replay never calls the API
+    calls = n_cases * eval_prompts.LIVE_SAMPLES
+    assert fake_anthropic.count("recall-pre-gate") == calls  # replay never calls the API
     assert {c["status"] for c in by_name(replay, "recall-pre-gate")["cases"]} == {"ok"}
-    assert by_name(replay, "recall-pre-gate")["metrics"] == by_name(live, "recall-pre-gate")["metrics"]
+    usage = ("input_tokens", "output_tokens", "cost_usd")  # live reports what all its samples cost
+    same = {k: v for k, v in by_name(live, "recall-pre-gate")["metrics"].items() if k not in usage}
+    assert {k: v for k, v in by_name(replay, "recall-pre-gate")["metrics"].items() if k not in usage} == same
 
 
 def test_live_without_a_key_is_a_usage_error(
@@ -544,6 +552,7 @@ def git_repo(tmp_path: Path) -> Path:
     shutil.copytree(PROMPTS_DIR, repo / "prompts")
     (repo / "app" / "core").mkdir(parents=True)
     (repo / "app" / "core" / "citations.py").write_text("# verification\n")
+    (repo / "app" / "core" / "extractive.py").write_text("# extractive recall\n")
     (repo / "README.md").write_text("readme\n")
     _git(repo, "init", "-q", "-b", "main")
     _git(repo, "add", "-A")
@@ -560,7 +569,8 @@ def git_repo(tmp_path: Path) -> Path:
         ({"prompts/blindspot-premortem/prompt.md": "+"}, ["blindspot-premortem"]),
         ({"prompts/recall-pre-gate/golden/new.case.yaml": "id: new\n"}, ["recall-pre-gate"]),
         ({"prompts/constitution.yaml": "+"}, ["blindspot-devils-advocate"]),
-        ({"app/core/citations.py": "+"}, ["recall-pre-gate"]),
+        ({"app/core/extractive.py": "+"}, ["recall-pre-gate"]),
+        ({"app/core/citations.py": "+"}, sorted(ALL_PROMPTS)),  # citations and findings share the quote check
         ({"prompts/_golden/adrs/seeds/new.txt": "x"}, sorted(ALL_PROMPTS)),
     ],
 )

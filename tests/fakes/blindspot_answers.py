@@ -15,9 +15,7 @@ ALL_CATEGORIES = ("technical", "operational", "business_regulatory", "cognitive"
 DA_TITLES = ("No cost ceiling", "No rollback trigger", "Prompt injection via ADR text")
 
 
-def da_answer(
-    titles: Iterable[str] = DA_TITLES, evidence: str = "We will call a hosted LLM"
-) -> dict[str, Any]:
+def da_answer(titles: Iterable[str] = DA_TITLES, quote: str = "We will call a hosted LLM") -> dict[str, Any]:
     return {
         "conclusion": "Call a hosted LLM on every ADR pull request.",
         "counter_arguments": [
@@ -25,7 +23,9 @@ def da_answer(
                 "perspective": "cost",
                 "title": t,
                 "argument": f"Because {t.lower()}.",
-                "evidence": evidence,
+                "quote": quote,
+                "section": "Decision",
+                "gap": f"The ADR does not address it: {t.lower()}.",
                 "severity": "high",
                 "actionability": "revise_adr",
                 "suggested_action": f"Address: {t}",
@@ -37,7 +37,9 @@ def da_answer(
 
 
 def pm_answer(
-    categories: Iterable[str] = ALL_CATEGORIES, scores: tuple[int, int, int] = (4, 4, 4)
+    categories: Iterable[str] = ALL_CATEGORIES,
+    scores: tuple[int, int, int] = (4, 4, 4),
+    quote: str = "We will call a hosted LLM on every pull request that changes an ADR",
 ) -> dict[str, Any]:
     s, p, i = scores
     return {
@@ -47,7 +49,9 @@ def pm_answer(
                 "category": c,
                 "title": f"{c} failure of the reviewer",
                 "scenario": f"The {c} side broke.",
-                "evidence": "Consequences: no monitoring is described",
+                "quote": quote,
+                "section": "Decision",
+                "gap": "No monitoring is described.",
                 "severity_score": s,
                 "probability": p,
                 "impact": i,
@@ -60,7 +64,10 @@ def pm_answer(
     }
 
 
-def ad_answer(domains: Iterable[str] = ("aviation", "medicine", "finance")) -> dict[str, Any]:
+def ad_answer(
+    domains: Iterable[str] = ("aviation", "medicine", "finance"),
+    quote: str = "post its findings as a comment",
+) -> dict[str, Any]:
     return {
         "abstracted_decision": "Automate a human review step.",
         "knowledge_basis": "model knowledge, no live search",
@@ -72,7 +79,9 @@ def ad_answer(domains: Iterable[str] = ("aviation", "medicine", "finance")) -> d
                 "successes": ["faster turnaround"],
                 "title": f"Automation complacency: reports go unread ({d})",
                 "lesson": "Humans defer to the machine.",
-                "evidence": "post its findings as a comment",
+                "quote": quote,
+                "section": "Decision",
+                "gap": "Nothing keeps people reading the reports.",
                 "severity": "medium",
                 "suggested_action": "Keep a human in the loop",
                 "dedupe_group": "automation-complacency",
@@ -99,7 +108,9 @@ def judge_echo_answer(prompt_text: str) -> dict[str, Any]:
             "title": it["title"],
             "severity": it["severity"],
             "actionability": it["actionability"],
-            "evidence": it["evidence"],
+            "quote": it["quote"],
+            "section": it.get("section", ""),
+            "gap": it["gap"],
             "suggested_action": it.get("suggested_action", ""),
             "dedupe_group": it.get("dedupe_group", ""),
             "merged_ids": [it["id"]],

@@ -86,6 +86,7 @@ class FakeGitHub:
         self.reactions: list[tuple[int, str]] = []
         self.permissions: dict[str, str] = {}
         self.known_comment_ids: set[int] = set()  # comments that exist outside this fake (a command comment)
+        self.viewer = "github-actions[bot]"  # who the token writes as (GraphQL `viewer`)
         self.requests: list[tuple[str, str]] = []  # (method, path) of every request, in order
         self.request_headers: list[dict[str, str]] = []  # the headers of every request, in order
         self.now = 1_700_000_000.0
@@ -217,6 +218,7 @@ class FakeGitHub:
                 lambda m: self._react(int(m[1]), body["content"]),
             ),
             ("GET", rf"^{prefix}/collaborators/([^/]+)/permission$", lambda m: self._permission(m[1])),
+            ("POST", r"^/graphql$", lambda m: {"data": {"viewer": {"login": self.viewer}}}),
         ]
         for verb, regex, handler in routes:
             match = re.match(regex, path)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from app.core.marker import parse_marker
+from app.core.marker import read_marker
 from app.core.triggers import ChangedFile
 from app.pipeline.ports import GitHubError, PullRequestInfo, RepoComment, RepoFile
 
@@ -23,6 +23,8 @@ class MemoryGitHub:
     reactions: list[tuple[int, str]] = field(default_factory=list)
     calls: list[str] = field(default_factory=list)
     fail: dict[str, GitHubError] = field(default_factory=dict)  # operation -> error to raise
+    me: str = "adr-review[bot]"  # the identity our writes carry
+    refuse_edits: set[int] = field(default_factory=set)  # comment ids GitHub will not let us edit
     _next_id: int = 100
 
     def _call(self, op: str) -> None:
@@ -60,23 +62,37 @@ class MemoryGitHub:
         return self.files[ref][path]
 
     def find_comment(self, repo: str, number: int, adr_path: str) -> RepoComment | None:
+        """Ours (written by `me`), the newest, like the adapter's pick_comment."""
         self._call("find_comment")
-        return next((c for c in self.comments.get(number, []) if c.marker_path == adr_path), None)
+        ours = [c for c in self.comments.get(number, []) if c.marker_path == adr_path and c.author == self.me]
+        return ours[-1] if ours else None
 
     def upsert_comment(self, repo: str, number: int, adr_path: str, body: str) -> tuple[RepoComment, bool]:
         self._call("upsert_comment")
         existing = self.find_comment(repo, number, adr_path)
-        comment = self._comment(body, existing.id if existing else None)
-        listed = self.comments.setdefault(number, [])
-        if existing is not None:
-            listed[listed.index(existing)] = comment
-            return comment, False
-        listed.append(comment)
-        return comment, True
+        if existing is not None and existing.id not in self.refuse_edits:
+            return self.edit_comment(repo, number, existing.id, body), False
+        return self.create_comment(repo, number, body), True
+
+    def edit_comment(self, repo: str, number: int, comment_id: int, body: str) -> RepoComment:
+        self._call("edit_comment")
+        listed = self.comments.get(number, [])
+        old = next(c for c in listed if c.id == comment_id)
+        if comment_id in self.refuse_edits or old.author != self.me:
+            raise GitHubError(f"edit comment {comment_id}", "Resource not accessible by integration", 403)
+        comment = self._comment(body, comment_id)
+        listed[listed.index(old)] = comment
+        return comment
 
     def create_comment(self, repo: str, number: int, body: str) -> RepoComment:
         self._call("create_comment")
         comment = self._comment(body, None)
+        self.comments.setdefault(number, []).append(comment)
+        return comment
+
+    def add_comment(self, number: int, body: str, author: str) -> RepoComment:
+        """A comment somebody else wrote (another bot, a collaborator): never ours."""
+        comment = self._comment(body, None, author)
         self.comments.setdefault(number, []).append(comment)
         return comment
 
@@ -88,18 +104,21 @@ class MemoryGitHub:
         self._call("permission")
         return self.permissions.get(login, "none")
 
-    def _comment(self, body: str, cid: int | None) -> RepoComment:
+    def _comment(self, body: str, cid: int | None, author: str | None = None) -> RepoComment:
         if cid is None:
             self._next_id += 1
             cid = self._next_id
-        marker = parse_marker(body)
+        marker = read_marker(body)
+        author = author or self.me
         return RepoComment(
             cid,
             body,
             f"https://github.com/{self.repo}/pull/1#issuecomment-{cid}",
-            "adr-review[bot]",
-            "Bot",
+            author,
+            "Bot" if author.endswith("[bot]") else "User",
             "NONE",
-            marker[0] if marker else None,
-            marker[1] if marker else None,
+            marker.path if marker else None,
+            marker.key if marker else None,
+            marker.head if marker else None,
+            marker.order if marker else None,
         )

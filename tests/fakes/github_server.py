@@ -20,6 +20,10 @@ REST routes (the handful the adapters use):
     GET  /repos/{o}/{r}/collaborators/{u}/permission  GET  /repos/{o}/{r}/commits/{ref}
     POST /app/installations/{id}/access_tokens        GET  /app, /app/hook/deliveries
     POST /app/hook/deliveries/{id}/attempts           (re-sends the stored request to its URL)
+    POST /graphql (the `viewer { login }` query only)
+Comments are written by the caller's identity: an installation token's is the App's bot user
+(`adr-review[bot]`), a static token's is `token_logins[token]` (default `adr-review[bot]`); a PATCH of a
+comment somebody else wrote is refused with 403, as GitHub refuses a token what it may not edit.
 Control routes: GET /_state (counters + comments), POST /_seed (merge a state document), POST /_reset,
 POST /_deliver {url, event, payload, secret, delivery?} (send a signed webhook and record the delivery,
 failed or not, as GitHub would), POST /_fail {route_regex, status, times, headers?} (scripted failures).
@@ -28,7 +32,9 @@ Seed document: {"repos": {"o/r": {"default_branch": "main", "installation_id": 1
   "refs": {"main": {"path": "text"}, "<sha>": {...}},
   "pulls": {"7": {"head_sha": "<sha>", "base_sha": "<sha>", "base_ref": "main", "head_ref": "f",
                   "draft": false, "user": "alice", "files": [{"filename", "status"}]}},
-  "permissions": {"alice": "admin"}}}}
+  "permissions": {"alice": "admin"}}},
+ "comments": [{"repo": "o/r", "issue": 7, "body": "...", "user": "someone"}],  (written by others)
+ "token_logins": {"<static token>": "<login>"}}
 """
 
 from __future__ import annotations
@@ -87,6 +93,7 @@ class FakeGitHubServer(LocalServer):
         self.failures: list[dict[str, Any]] = []
         self.counters: Counter[str] = Counter()
         self.requests: list[tuple[str, str]] = []
+        self.token_logins: dict[str, str] = {}  # static token -> the login it writes as
         self._ids = count(1000)
 
     def handler(self) -> type[BaseHTTPRequestHandler]:
@@ -116,7 +123,29 @@ class FakeGitHubServer(LocalServer):
                 repo["permissions"].update(spec.get("permissions") or {})
             for d in doc.get("deliveries") or []:
                 self.deliveries.append(dict(d))
+            for c in doc.get("comments") or []:
+                self.add_comment(
+                    str(c["repo"]), int(c["issue"]), str(c["body"]), str(c.get("user", "someone"))
+                )
+            self.token_logins.update(doc.get("token_logins") or {})
         return self
+
+    def add_comment(self, repo: str, issue: int, body: str, user: str) -> dict[str, Any]:
+        """A comment somebody wrote (not counted as one of ours)."""
+        with self.lock:
+            cid = next(self._ids)
+            now = _now_iso()
+            c = {"id": cid, "repo": repo, "issue": issue, "body": body, "user": user}
+            c.update(created_at=now, updated_at=now, edits=0)
+            self.comments[cid] = c
+            return c
+
+    def login_of(self, authorization: str) -> str:
+        """Who a request's credentials write as."""
+        token = authorization.split(" ", 1)[-1].strip()
+        if token in self.tokens:
+            return "adr-review[bot]"  # the App's bot user: `<slug>[bot]`, the slug of GET /app
+        return self.token_logins.get(token, "adr-review[bot]")
 
     def revoke_tokens(self) -> None:
         """Every installation token minted so far answers 401 from now on (as after a key rotation)."""
@@ -250,7 +279,7 @@ class FakeGitHubServer(LocalServer):
         return {
             "id": c["id"],
             "body": c["body"],
-            "user": {"login": c.get("user", "adr-review[bot]"), "id": 3, "type": "Bot"},
+            "user": {"login": c.get("user", "adr-review[bot]"), "id": 3, "type": _user_type(c)},
             "created_at": c["created_at"],
             "updated_at": c["updated_at"],
             "url": f"{base}/issues/comments/{c['id']}",
@@ -267,6 +296,10 @@ class FakeGitHubServer(LocalServer):
             if ref == pull.get("head_ref"):
                 return repo["refs"].get(pull["head_sha"], {})
         raise KeyError(ref)
+
+
+def _user_type(c: Mapping[str, Any]) -> str:
+    return "Bot" if str(c.get("user", "adr-review[bot]")).endswith("[bot]") else "User"
 
 
 _ROUTES: list[tuple[str, re.Pattern[str], str]] = [
@@ -291,6 +324,7 @@ _ROUTES: list[tuple[str, re.Pattern[str], str]] = [
             "create_reaction",
         ),
         ("GET", r"/repos/(?P<o>[^/]+)/(?P<r>[^/]+)/collaborators/(?P<u>[^/]+)/permission", "get_permission"),
+        ("POST", r"/graphql", "graphql"),
         ("POST", r"/app/installations/(?P<id>\d+)/access_tokens", "create_token"),
         ("GET", r"/app", "get_app"),
         ("GET", r"/app/hook/deliveries", "list_deliveries"),
@@ -598,6 +632,7 @@ def _make_handler(gh: FakeGitHubServer) -> type[BaseHTTPRequestHandler]:
                 "repo": name,
                 "issue": n,
                 "body": str(b.get("body", "")),
+                "user": gh.login_of(str(self.headers.get("Authorization") or "")),
                 "created_at": now,
                 "updated_at": now,
                 "edits": 0,
@@ -612,6 +647,8 @@ def _make_handler(gh: FakeGitHubServer) -> type[BaseHTTPRequestHandler]:
 
         def h_edit_comment(self, p: dict[str, str], q: dict[str, str], b: Any) -> tuple[int, Any, None]:
             c = gh.comments[int(p["id"])]
+            if c.get("user", "adr-review[bot]") != gh.login_of(str(self.headers.get("Authorization") or "")):
+                return 403, {"message": "Resource not accessible by integration"}, None
             c["body"] = str(b.get("body", c["body"]))
             c["updated_at"] = _now_iso()
             c["edits"] += 1
@@ -655,6 +692,12 @@ def _make_handler(gh: FakeGitHubServer) -> type[BaseHTTPRequestHandler]:
             if b.get("repositories") is not None:
                 answer["repository_selection"] = "selected"
             return 201, answer, None
+
+        def h_graphql(self, p: dict[str, str], q: dict[str, str], b: Any) -> tuple[int, Any, None]:
+            if "viewer" not in str(b.get("query", "")):
+                return 200, {"errors": [{"message": "the fake answers `viewer { login }` only"}]}, None
+            login = gh.login_of(str(self.headers.get("Authorization") or ""))
+            return 200, {"data": {"viewer": {"login": login}}}, None
 
         def h_get_app(self, p: dict[str, str], q: dict[str, str], b: Any) -> tuple[int, Any, None]:
             return 200, {"id": 1, "slug": "adr-review", "name": "adr-review"}, None

@@ -2,10 +2,14 @@
 
 The SDK's HTTP layer cannot be intercepted by respx, so tests talk HTTP to this server instead. It speaks
 just enough of POST /v1/messages: JSON in, a `message` (text or tool_use content + usage) or an
-`{"type": "error", ...}` body out, with any status, headers and delay a test scripts.
+`{"type": "error", ...}` body out, with any status, headers and delay a test scripts. The same Messages
+body is also served where the SDK's cloud clients send it: Amazon Bedrock's POST /model/{id}/invoke
+(`AnthropicBedrock`) and Vertex AI's POST /projects/{p}/locations/{r}/publishers/anthropic/models/{id}:rawPredict
+(`AnthropicVertex`); there the model comes from the path, and `Call.path` / `Call.headers` (the SigV4 or
+Bearer `authorization`) tell a test which route and which auth it got. Nothing checks a signature.
 
 Which step a request belongs to ("prompt") is read from the `x-adr-review-prompt` header that
-app/adapters/llm.py sends, else from a forced tool's name. Per prompt (or "*" for any) a test queues
+app/adapters/llm/adapter.py sends, else from a forced tool's name. Per prompt (or "*" for any) a test queues
 scripted replies; when the queue is empty the prompt's default responder answers; the last resort is a
 schema-valid minimal instance of the request's output schema (`output_config.format.schema`, or a
 forced tool's input_schema). A structured `answer` goes back as a JSON text block (structured outputs)
@@ -40,10 +44,13 @@ from http.server import BaseHTTPRequestHandler
 from itertools import count
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote
 
 from tests.fakes.http_server import JsonHandler, LocalServer, serve_until_interrupted
 
 PROMPT_HEADER = "x-adr-review-prompt"
+SAMPLING_PARAMS = ("temperature", "top_p", "top_k")
+NO_SAMPLING_VERSION = "2026-10-21"  # the API version that removed them (a 400 on any model)
 ANY = "*"
 
 _ERROR_TYPES = {
@@ -105,6 +112,7 @@ class Call:
     request: dict[str, Any]
     headers: dict[str, str]
     at: float
+    path: str = "/v1/messages"
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -115,6 +123,7 @@ class Call:
             "request": self.request,
             "headers": self.headers,
             "at": self.at,
+            "path": self.path,
         }
 
 
@@ -193,7 +202,9 @@ class FakeMessagesServer(LocalServer):
             reply = reply.fn(request)
         return reply
 
-    def _record(self, prompt: str, request: dict[str, Any], headers: dict[str, str], status: int) -> None:
+    def _record(
+        self, prompt: str, request: dict[str, Any], headers: dict[str, str], status: int, path: str
+    ) -> None:
         with self._lock:
             self._calls.append(
                 Call(
@@ -204,6 +215,7 @@ class FakeMessagesServer(LocalServer):
                     request=request,
                     headers=headers,
                     at=time.time(),
+                    path=path,
                 )
             )
 
@@ -302,20 +314,29 @@ def _make_handler(server: FakeMessagesServer) -> type[BaseHTTPRequestHandler]:
                 server.reset()
                 self._send(200, {"ok": True})
             elif path == "/v1/messages":
-                self._messages(body)
+                self._messages(body, path)
+            elif m := _CLOUD_ROUTE.match(path):
+                # the cloud clients move the model into the path; the body is the Messages body
+                self._messages({"model": unquote(m["model"] or m["vmodel"]), **body}, path)
             else:
                 self._send(404, _error(404, f"no route POST {self.path}"))
 
-        def _messages(self, request: dict[str, Any]) -> None:
+        def _messages(self, request: dict[str, Any], path: str) -> None:
             headers = {k.lower(): v for k, v in self.headers.items() if k.lower() != "x-api-key"}
             prompt = headers.get(PROMPT_HEADER) or _forced_tool(request) or ""
+            removed = [k for k in SAMPLING_PARAMS if k in request]
+            version = headers.get("anthropic-version") or str(request.get("anthropic_version", ""))
+            if removed and version >= NO_SAMPLING_VERSION:  # as the real API answers from that version on
+                server._record(prompt, request, headers, 400, path)
+                self._send(400, _error(400, f"{removed[0]}: Extra inputs are not permitted"))
+                return
             try:
                 reply = server._next_reply(prompt, request)
             except Exception as exc:  # a broken test responder: make it visible as a 500
-                server._record(prompt, request, headers, 500)
+                server._record(prompt, request, headers, 500, path)
                 self._send(500, _error(500, f"fake responder failed: {exc!r}"))
                 return
-            server._record(prompt, request, headers, reply.status)
+            server._record(prompt, request, headers, reply.status, path)
             if reply.delay and server._stopping.wait(reply.delay):
                 return
             if reply.body is not None:
@@ -339,6 +360,12 @@ def _constant(reply: Reply) -> Responder:
 
 
 # -- request helpers -------------------------------------------------------------------------------
+_CLOUD_ROUTE = re.compile(
+    r"^/model/(?P<model>[^/]+)/invoke$"  # Amazon Bedrock (InvokeModel)
+    r"|^/projects/[^/]+/locations/[^/]+/publishers/anthropic/models/(?P<vmodel>[^/:]+):rawPredict$"  # Vertex
+)
+
+
 def _error(status: int, message: str) -> dict[str, Any]:
     return {"type": "error", "error": {"type": _ERROR_TYPES.get(status, "api_error"), "message": message}}
 
@@ -427,10 +454,11 @@ def recall_candidates(request: Mapping[str, Any]) -> list[tuple[str, str]]:
 
 
 def recall_responder(request: dict[str, Any]) -> Reply:
-    """A plausible recall answer: cite up to the first 2 candidates, quoting the start of their summaries."""
+    """A plausible recall answer: cite up to the first 2 candidates, quoting the start of the first
+    sentence of their summaries (a summary joins several blocks; a quote must stay inside one)."""
     citations: list[dict[str, str]] = []
     for adr_id, summary in recall_candidates(request)[:2]:
-        quote = summary[:60].strip()
+        quote = re.split(r"(?<=[.:;。])\s", summary, maxsplit=1)[0][:60].strip()
         citations.append(
             {"adr_id": adr_id, "relevance": "high" if not citations else "med", "relevance_reason": quote}
         )

@@ -117,7 +117,23 @@ def test_a_stranger_gets_one_reply_and_no_review() -> None:
     p = plan(command("/adr-review", sender=MALLORY, association="NONE"), gh)
     assert p.kind == "deny" and p.reply and not p.targets
     pr.respond(p, gh, REPO)
-    assert [c.body for c in gh.comments[N]] == [p.reply]
+    [reply] = gh.comments[N]
+    assert reply.body.endswith("\n" + p.reply) and reply.body.startswith("<!-- adr-review:v1 path=")
+    assert gh.reactions == [(555, "confused")]
+
+
+def test_a_stranger_repeating_a_command_gets_a_reaction_and_no_second_reply() -> None:
+    """Anyone can comment: every denied `/adr-review` used to post a new "Sorry @..." (issue 16)."""
+    gh = github()
+    for _ in range(3):
+        pr.respond(plan(command("/adr-review", sender=MALLORY, association="NONE"), gh), gh, REPO)
+    assert len(gh.comments[N]) == 1 and gh.reactions == [(555, "confused")] * 3
+    eve = Actor("eve", "User")
+    pr.respond(plan(command("/adr-review recall", sender=eve, association="NONE"), gh), gh, REPO)
+    assert [c.body.count("@eve") for c in gh.comments[N]] == [0, 1]  # one explanation per user
+    gh.add_comment(N, gh.comments[N][0].body, author="copycat")  # a pasted copy is not ours
+    pr.respond(plan(command("/adr-review", sender=MALLORY, association="NONE"), gh), gh, REPO)
+    assert len(gh.comments[N]) == 3
 
 
 def test_an_invalid_repo_config_is_reported_never_replaced_by_the_defaults() -> None:
@@ -242,15 +258,288 @@ def test_a_github_failure_of_one_adr_is_reported_and_the_rest_go_on() -> None:
     gh = github(changed=(KAFKA, REDIS))
     p = plan(pr_event(), gh, online=False)
     failures: list[str] = []
-    real = gh.upsert_comment
+    real = gh.create_comment
 
-    def flaky(repo: str, number: int, path: str, body: str) -> Any:
-        if path == KAFKA:
+    def flaky(repo: str, number: int, body: str) -> Any:
+        if body.splitlines()[0].startswith(f"<!-- adr-review:v1 path={KAFKA} "):
             raise GitHubError("comment", "secondary rate limit", 403)
-        return real(repo, number, path, body)
+        return real(repo, number, body)
 
-    gh.upsert_comment = flaky  # type: ignore[method-assign]
+    gh.create_comment = flaky  # type: ignore[method-assign]
     outs = run_inline(
         p.targets, deps(gh), SqliteStateStore(":memory:"), on_failed=lambda t, e: failures.append(t.adr_path)
     )
     assert [o.result for o in outs] == ["failed", "created"] and failures == [KAFKA]
+
+
+# --- caps a team sets -----------------------------------------------------------------------------------
+
+
+def limited(**limits: Any) -> bytes:
+    import yaml
+
+    return yaml.safe_dump({"limits": limits}).encode()
+
+
+def test_at_most_n_adrs_per_run_and_the_rest_are_listed_with_their_command() -> None:
+    gh = github(changed=(KAFKA, REDIS), config=limited(max_adrs_per_run=1))
+    p = plan(pr_event(), gh)
+    assert [t.adr_path for t in p.targets] == [KAFKA] and p.capped == (REDIS,)
+    body = pr.capped_comment(p)
+    assert body.startswith(f"<!-- adr-review:v1 path={pr.CAPPED_MARKER_PATH} ")
+    assert f"`/adr-review {REDIS}`" in body
+    named = plan(command(f"/adr-review {REDIS}"), gh)  # the command it gives reviews that one
+    assert [t.adr_path for t in named.targets] == [REDIS] and named.capped == ()
+
+
+def test_a_command_naming_a_file_that_is_not_a_changed_adr_reviews_nothing() -> None:
+    p = plan(command("/adr-review docs/adr/0001-postgres-as-primary-store.md"), github())
+    assert p.kind == "review" and p.targets == () and "none of" in p.summary
+
+
+@pytest.mark.parametrize(
+    "event",
+    [
+        pr_event(labels=("adr-review:skip",)),
+        pr_event(labels=("ADR-Review:Skip",)),
+        pr_event(title="WIP [skip adr-review]"),
+    ],
+)
+def test_a_pr_the_team_asked_to_skip_is_not_reviewed_but_a_command_still_runs(
+    event: PullRequestEvent,
+) -> None:
+    gh = github()
+    assert plan(event, gh).kind == "ignore" and "not reviewed" in plan(event, gh).summary
+    assert plan(command("/adr-review"), gh).targets  # an explicit command is an explicit request
+
+
+def test_a_spent_month_plans_without_the_model_and_keys_say_so() -> None:
+    gh = github(config=limited(spend_per_month_usd=5))
+    normal = plan(pr_event(), gh)
+    blocked = plan(pr_event(), gh, spend_blocked=lambda c: "monthly spend cap reached ($5.00 of $5.00)")
+    assert blocked.spend_note and blocked.targets[0].no_model == "budget_cap"
+    assert blocked.targets[0].run_key != normal.targets[0].run_key  # next month: reviewed with the model
+    assert blocked.targets[0].run_key == plan(pr_event(), gh, online=False).targets[0].run_key
+
+
+def test_the_budget_stops_model_calls_at_the_caps_and_books_what_was_paid() -> None:
+    from app.config import LimitsConfig
+    from app.core.results import Usage
+    from app.pipeline.budget import Budget, BudgetedLlm
+    from app.pipeline.ports import LlmError, LlmRequest
+    from tests.fakes.llm import FakeLlm
+
+    store = SqliteStateStore(":memory:")
+    clock = lambda: 1_796_000_000.0  # noqa: E731  (2026-11)
+    fake = FakeLlm().on("p", {"ok": True}, usage=Usage(calls=1, cost_usd=0.4))
+    req = LlmRequest("p", "s", "u", {}, "m", None, 100)
+    run = BudgetedLlm(fake, Budget(store, REPO, LimitsConfig(spend_per_run_usd=1.0), clock))
+    run.complete(req), run.complete(req), run.complete(req)  # 1.2 spent: the third was allowed at 0.8
+    with pytest.raises(LlmError) as refused:
+        run.complete(req)
+    assert refused.value.kind == "budget" and "per run" in str(refused.value) and fake.count() == 3
+    month = LimitsConfig(spend_per_month_usd=2.0)
+    assert Budget(store, REPO, month, clock).blocked() is None  # 1.2 of 2.0 this month
+    BudgetedLlm(fake, Budget(store, REPO, month, clock)).complete(req)
+    BudgetedLlm(fake, Budget(store, REPO, month, clock)).complete(req)
+    assert "monthly spend cap" in (Budget(store, REPO, month, clock).blocked() or "")
+    assert Budget(store, "other/repo", month, clock).blocked() is None  # per repository
+    next_month = lambda: 1_796_000_000.0 + 40 * 86400  # noqa: E731
+    assert Budget(store, REPO, month, next_month).blocked() is None
+
+
+# --- publishing under races (issue 16; app/pipeline/publish.py) -----------------------------------------
+
+
+def store_locks(store: SqliteStateStore, owner: str) -> Any:
+    from app.pipeline.locks import StoreLocks
+
+    return StoreLocks(store, owner, poll_s=0.01)
+
+
+class SlowFinds:
+    """Every comment lookup takes `delay` seconds, then calls `hook(n)` (n: this thread's lookups so
+    far) before answering: two runs' comment stages can be made to overlap."""
+
+    def __init__(self, gh: MemoryGitHub, delay: float, hook: Any = None) -> None:
+        import threading
+
+        self.real, self.delay, self.hook = gh.find_comment, delay, hook
+        self.calls: dict[int, int] = {}
+        self.lock = threading.Lock()
+        gh.find_comment = self  # type: ignore[method-assign]
+
+    def __call__(self, repo: str, number: int, path: str) -> Any:
+        import threading
+        import time
+
+        with self.lock:
+            n = self.calls[threading.get_ident()] = self.calls.get(threading.get_ident(), 0) + 1
+        time.sleep(self.delay)
+        found = self.real(repo, number, path)
+        if self.hook is not None:  # after the read: what the caller found is already decided
+            self.hook(n)
+        return found
+
+
+def test_two_runs_of_one_adr_in_their_comment_stage_post_one_comment() -> None:
+    """Two comment stages at once used to both find no comment and both create one."""
+    import contextlib
+    import threading
+
+    gh = github()
+    (t,) = plan(pr_event(), gh, online=False).targets
+    (forced,) = plan(command("/adr-review"), gh, online=False).targets  # same ADR, another key
+    store = SqliteStateStore(":memory:")
+    pr.run_target(t, deps(gh, writes=False))  # warm (templates, parsers): both runs then keep pace
+    both_publishing = threading.Barrier(2, timeout=2.0)
+
+    def meet(n: int) -> None:  # the lookup of each run's comment stage: both runs at once
+        if n == 2:
+            with contextlib.suppress(threading.BrokenBarrierError):
+                both_publishing.wait()  # with the comment lock the other run cannot come: 2 s, then on
+
+    SlowFinds(gh, 0.0, meet)
+    outs: list[Any] = []
+    runs = [
+        threading.Thread(
+            target=lambda t=t, o=o: outs.append(
+                pr.run_target(t, deps(gh, comment_lock=store_locks(store, o)))
+            )
+        )
+        for t, o in ((t, "w1"), (forced, "w2"))
+    ]
+    for r in runs:
+        r.start()
+    for r in runs:
+        r.join()
+    assert len(gh.comments[N]) == 1
+    assert sorted(o.result for o in outs) == ["created", "edited"]
+
+
+def test_a_run_cancelled_inside_its_comment_stage_publishes_nothing() -> None:
+    """The older head's run is cancelled (the newer head's plan) while it looks its comment up; the
+    newer head's review then waits for the comment lock and is what the PR shows."""
+    import threading
+
+    gh = github()
+    (old,) = plan(pr_event(), gh, online=False).targets
+    newer = "n" * 40
+    gh.files[newer] = dict(gh.files[HEAD], **{KAFKA: gh.files[HEAD][KAFKA] + b"\nOne more consequence.\n"})
+    gh.pulls[N] = PullRequestInfo(REPO, N, newer, BASE, "main", REPO, False, "open")
+    (new,) = plan(pr_event(head_sha=newer, action="synchronize"), gh, online=False).targets
+    store = SqliteStateStore(":memory:")
+    cancelled, new_done = threading.Event(), threading.Event()
+    outs: dict[str, Any] = {}
+
+    def still_current() -> None:
+        if cancelled.is_set() and threading.current_thread().name == "old":
+            raise pr.RunAbandoned("cancelled: superseded by nnnn")
+
+    def run_new() -> None:
+        outs["new"] = pr.run_target(new, deps(gh, comment_lock=store_locks(store, "w-new"), push_order=2))
+        new_done.set()
+
+    def inside_old_comment_stage(n: int) -> None:
+        if threading.current_thread().name == "old" and n == 2:  # 1: already_published, 2: publish
+            cancelled.set()
+            threading.Thread(target=run_new, name="new").start()
+            new_done.wait(1.0)  # with the lock, the new run waits for this one
+
+    SlowFinds(gh, 0.0, inside_old_comment_stage)
+
+    def run_old() -> None:
+        d = deps(gh, comment_lock=store_locks(store, "w-old"), push_order=1, still_current=still_current)
+        try:
+            outs["old"] = pr.run_target(old, d)
+        except pr.RunAbandoned as exc:
+            outs["old"] = exc
+
+    t = threading.Thread(target=run_old, name="old")
+    t.start()
+    t.join()
+    assert new_done.wait(10)
+    [comment] = gh.comments[N]
+    assert comment.marker_key == new.run_key and comment.marker_head == newer
+    assert isinstance(outs["old"], pr.RunAbandoned) and outs["new"].result == "created"
+
+
+def test_a_comment_whose_marker_names_a_newer_head_is_never_overwritten() -> None:
+    gh = github()
+    (t,) = plan(pr_event(), gh, online=False).targets
+    newer = pr.run_target(t, deps(gh, push_order=5))  # the newer head's review, published first
+    (comment,) = gh.comments[N]
+    assert (comment.marker_head, comment.marker_order) == (HEAD, 5)
+    older_head = "0" * 40
+    (late,) = plan(command("/adr-review"), gh, online=False).targets
+    late = pr.Target.from_json({**late.to_json(), "head_sha": older_head})  # planned at an older push
+    gh.files[older_head] = gh.files[HEAD]
+    out = pr.run_target(late, deps(gh, push_order=3))
+    assert out.result == "superseded" and "left as it is" in (out.error or "")
+    assert gh.comments[N] == [comment] and newer.result == "created"
+    again = pr.run_target(pr.Target.from_json({**late.to_json(), "head_sha": HEAD}), deps(gh, push_order=5))
+    assert again.result == "edited"  # the same head (a forced re-run) edits it, as always
+
+
+def test_only_our_own_comment_counts_and_a_refused_edit_gets_our_own() -> None:
+    gh = github()
+    (t,) = plan(pr_event(), gh, online=False).targets
+    forged = gh.add_comment(N, f"<!-- adr-review:v1 path={KAFKA} key={t.run_key} -->\nnot ours", "other[bot]")
+    out = pr.run_target(t, deps(gh))
+    assert out.result == "created"  # the pasted marker neither satisfied the run nor got overwritten
+    assert gh.comments[N][0] == forged and len(gh.comments[N]) == 2
+    gh.refuse_edits.add(gh.comments[N][1].id)  # e.g. GitHub answers 403 to our edit
+    (forced,) = plan(command("/adr-review"), gh, online=False).targets
+    again = pr.run_target(forced, deps(gh))
+    assert again.result == "created" and len(gh.comments[N]) == 3
+    assert gh.find_comment(REPO, N, KAFKA).marker_key == forced.run_key  # type: ignore[union-attr]
+
+
+def test_the_same_text_is_not_edited_and_the_marker_is_then_not_refreshed() -> None:
+    from app.core.marker import without_marker
+    from app.pipeline.checkpoint import memo_for
+    from app.pipeline.publish import Rendered, publish
+
+    gh = github()
+    (t,) = plan(pr_event(), gh, online=False).targets
+    first = pr.run_target(t, deps(gh))
+    (before,) = gh.comments[N]
+    other = pr.Target.from_json({**t.to_json(), "run_key": "rk2-" + "0" * 32})  # another key, same text
+    gh.calls.clear()
+    store = SqliteStateStore(":memory:")
+    assert first.review is not None
+    out = publish(other, Rendered(without_marker(before.body), first.review), deps(gh), memo_for(store, "k"))
+    assert out.result == "unchanged" and "edit_comment" not in gh.calls and "create_comment" not in gh.calls
+    assert gh.comments[N] == [before] and before.marker_key == t.run_key  # the marker keeps the old key
+    assert store.get("k", "comment") == {
+        "comment_id": before.id, "created": False, "html_url": before.html_url, "unchanged": True
+    }  # fmt: skip
+
+
+def test_after_a_crash_past_the_render_checkpoint_nothing_upstream_runs_again() -> None:
+    """A failed critic is not checkpointed: a resumed run used to call it again (and pay), then post
+    the stored render anyway, which never showed what the second call found."""
+    from app.pipeline.checkpoint import memo_for
+    from tests.fakes.blindspot_answers import da_answer, judge_echo_answer
+    from tests.fakes.llm import FakeLlm
+
+    llm = FakeLlm()
+    llm.on("recall-pre-gate", {"citations": []})
+    llm.on("blindspot-devils-advocate", da_answer())
+    llm.on("blindspot-premortem", {"failure_story": "x", "scenarios": []})
+    llm.fail_first("blindspot-premortem", 1)  # degrades the first time
+    llm.on("blindspot-judge", lambda req: judge_echo_answer(req.user))
+    gh = github()
+    (t,) = plan(pr_event(), gh).targets
+    store = SqliteStateStore(":memory:")
+    d = deps(gh, checkpoints=store)
+    d.llm = llm
+    gh.fail["create_comment"] = GitHubError("comment", "bad gateway", 502)  # the crash: after render
+    with pytest.raises(GitHubError):
+        pr.run_target(t, d, memo_for(store, t.run_key))
+    paid = llm.counts()
+    assert store.get(t.run_key, "render") is not None and paid["blindspot-premortem"] == 1
+    del gh.fail["create_comment"]
+    out = pr.run_target(t, d, memo_for(store, t.run_key))
+    assert out.result == "created" and llm.counts() == paid  # no model call on the way to the comment
+    assert ("render", "skipped-checkpoint") in [(a.stage, a.outcome) for a in store.attempts(t.run_key)]

@@ -119,7 +119,9 @@ EN_DA = {
             "perspective": "privacy",
             "title": "Self-contained events copy personal data into a 30-day log",
             "argument": "Addresses and phone numbers will sit in a replayable topic for 30 days and in the compacted topic forever.",
-            "evidence": "`OrderPlaced` carries the delivery address, the phone number and the line items",
+            "quote": "`OrderPlaced` carries the delivery address, the phone number and the line items",
+            "section": "",
+            "gap": "Addresses and phone numbers will sit in a replayable topic for 30 days and in the compacted topic forever.",
             "severity": "critical",
             "actionability": "revise_adr",
             "suggested_action": "Keep personal data out of the event (reference it by customer id) or encrypt it per customer so that erasure can crypto-shred it.",
@@ -129,7 +131,9 @@ EN_DA = {
             "perspective": "operability",
             "title": "Two event buses double the on-call surface",
             "argument": "ADR-0005 rejected two buses for this reason; the proposal gives no new answer to it.",
-            "evidence": "Keeping two event buses was rejected in ADR-0005",
+            "quote": "Keeping two event buses was rejected in ADR-0005",
+            "section": "",
+            "gap": "ADR-0005 rejected two buses for this reason; the proposal gives no new answer to it.",
             "severity": "high",
             "actionability": "add_to_risks",
             "suggested_action": "Name the owner of each bus, the runbooks and the alerting before the cut-over.",
@@ -144,7 +148,9 @@ EN_PM = {
             "category": "operational",
             "title": "A replay re-triggers side effects in consumers that are not idempotent",
             "scenario": "Fraud scoring replays orders.v1 from an old offset through a shared consumer group.",
-            "evidence": "Fraud scoring wants to replay 14 days of `orders.order.placed` and `payments.*` events",
+            "quote": "Fraud scoring wants to replay 14 days of `orders.order.placed` and `payments.*` events",
+            "section": "",
+            "gap": "Fraud scoring replays orders.v1 from an old offset through a shared consumer group.",
             "severity_score": 4,
             "probability": 3,
             "impact": 4,
@@ -155,7 +161,9 @@ EN_PM = {
             "category": "technical",
             "title": "24 partitions keyed by order id cap the consumer parallelism",
             "scenario": "A hot sale needs more consumers than partitions; repartitioning breaks per-order ordering.",
-            "evidence": "a Kafka topic `orders.v1` with 24 partitions, keyed by order id",
+            "quote": "a Kafka topic `orders.v1` with 24 partitions, keyed by order id",
+            "section": "",
+            "gap": "A hot sale needs more consumers than partitions; repartitioning breaks per-order ordering.",
             "severity_score": 2,
             "probability": 2,
             "impact": 3,
@@ -171,7 +179,9 @@ JA_DA = {
             "perspective": "security",
             "title": "Redis 障害時に全ユーザーがログアウトされる",
             "argument": "セッションが Redis だけにあるため、フェイルオーバーでデータが失われると全員が再ログインになる。",
-            "evidence": "ElastiCache for Redis は運用が安定しており",
+            "quote": "ElastiCache for Redis は運用が安定しており",
+            "section": "",
+            "gap": "セッションが Redis だけにあるため、フェイルオーバーでデータが失われると全員が再ログインになる。",
             "severity": "high",
             "actionability": "revise_adr",
             "suggested_action": "永続化とレプリカ昇格時の挙動を ADR に明記し、障害時のログイン集中に備える。",
@@ -186,7 +196,9 @@ JA_PM = {
             "category": "technical",
             "title": "キャッシュ用 Redis の eviction でセッションが消える",
             "scenario": "maxmemory に達した時点でセッションキーが追い出される。",
-            "evidence": "ADR-0007 で導入した ElastiCache for Redis",
+            "quote": "ADR-0007 で導入した ElastiCache for Redis",
+            "section": "",
+            "gap": "maxmemory に達した時点でセッションキーが追い出される。",
             "severity_score": 4,
             "probability": 3,
             "impact": 4,
@@ -488,8 +500,10 @@ BASE_KEY = target().key(RepoConfig(), "p1", online=True)
     ("change", "same"),
     [
         (lambda: target().key(RepoConfig(), "p1", online=True), True),
-        (lambda: target(head_sha="c" * 40).key(RepoConfig(), "p1", online=True), False),
-        (lambda: target(base_sha="c" * 40).key(RepoConfig(), "p1", online=True), False),
+        # The commit is not an input: a push that changes nothing the review reads keeps the key.
+        (lambda: target(head_sha="c" * 40).key(RepoConfig(), "p1", online=True), True),
+        (lambda: target(base_sha="c" * 40).key(RepoConfig(), "p1", online=True), True),
+        (lambda: target().key(RepoConfig(), "p1", online=True, folder_digest="changed"), False),
         (lambda: target(pr=43).key(RepoConfig(), "p1", online=True), False),
         (lambda: target(adr_path="docs/adr/x.md").key(RepoConfig(), "p1", online=True), False),
         (lambda: target(content=b"# other").key(RepoConfig(), "p1", online=True), False),
@@ -502,7 +516,7 @@ BASE_KEY = target().key(RepoConfig(), "p1", online=True)
 )
 def test_run_key_changes_with_every_input(change: Any, same: bool) -> None:
     key = change()
-    assert re.fullmatch(r"rk1-[0-9a-f]{32}", key)
+    assert re.fullmatch(r"rk2-[0-9a-f]{32}", key)
     assert (key == BASE_KEY) is same
 
 

@@ -1,9 +1,10 @@
 """Real-process harness for the App tests: the fake Anthropic API, the fake GitHub API and
-`adr-review serve` each in its own process on 127.0.0.1, sharing one SQLite file on disk.
+`adr-review serve` each in its own process on 127.0.0.1, sharing one store: a SQLite file on disk, or
+a schema of a real PostgreSQL server (tests/postgres.py) with `stack.fresh(name, postgres=cluster)`.
 
 A worker killed with SIGKILL loses nothing but its memory: the fakes keep counting across the restart
-(LLM calls per prompt, comments created / edited), and the SQLite file is read directly to check runs,
-checkpoints and attempts.
+(LLM calls per prompt, comments created / edited), and the store is read directly to check runs,
+checkpoints and attempts (the same SQL on both engines: their tables are the same).
 """
 
 from __future__ import annotations
@@ -236,6 +237,8 @@ def spawn(
 ) -> Proc:
     full_env = dict(os.environ)
     full_env["PYTHONUNBUFFERED"] = "1"
+    if cwd is not None:  # elsewhere than the repository: `-m tests....` must still import
+        full_env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO_ROOT), full_env.get("PYTHONPATH")]))
     full_env.update(env or {})
     popen = subprocess.Popen(
         [sys.executable, *args],
@@ -284,12 +287,14 @@ def post_webhook(
 class Stack:
     """Fakes up for the whole module; `serve()` starts App processes on a shared store_dir."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, *, llm_delay: float = 0.0) -> None:
+        """llm_delay: seconds every fake model call takes (the benchmarks: a model's latency)."""
         self.root = root
         self.key = private_key_pem()
         self.seed_path = root / "github-seed.json"
         self.seed_path.write_text(json.dumps(repo_seed()), encoding="utf-8")
-        self.llm = spawn("fake-anthropic", ["-m", "tests.server.fake_llm_proc", "--port", "0"])
+        llm_args = ["-m", "tests.server.fake_llm_proc", "--port", "0", "--delay", str(llm_delay)]
+        self.llm = spawn("fake-anthropic", llm_args)
         self.gh = spawn(
             "fake-github", ["-m", "tests.fakes.github_server", "--port", "0", "--state", str(self.seed_path)]
         )
@@ -297,10 +302,15 @@ class Stack:
         self.gh_url = "http://127.0.0.1:" + self.gh.wait_for("PORT ").split()[1]
         self.apps: list[Proc] = []
         self.store_dir = root / "store"
+        self.database_url: str | None = None  # PostgreSQL instead of <store_dir>/app.sqlite3
+        self.chroma_url: str | None = None
 
-    def fresh(self, name: str) -> None:
-        """A new store and zeroed fake counters for the next scenario (repos stay seeded)."""
+    def fresh(self, name: str, *, postgres: Any = None, chroma_url: str | None = None) -> None:
+        """A new store and zeroed fake counters for the next scenario (repos stay seeded). postgres:
+        a tests/postgres.py Cluster, whose new schema is the store; chroma_url: a Chroma server."""
         self.store_dir = self.root / name
+        self.database_url = postgres.new_url() if postgres is not None else None
+        self.chroma_url = chroma_url
         http_json("POST", self.llm_url + "/_reset", {})
         http_json("POST", self.gh_url + "/_reset", {})
 
@@ -322,6 +332,10 @@ class Stack:
             "ANTHROPIC_BASE_URL": self.llm_url,
             "ADR_REVIEW_LOG_LEVEL": "INFO",
         }
+        if self.database_url:
+            env["ADR_REVIEW_DATABASE_URL"] = self.database_url
+        if self.chroma_url:
+            env["ADR_REVIEW_CHROMA_URL"] = self.chroma_url
         env.update(extra)
         return env
 
@@ -333,6 +347,8 @@ class Stack:
         ready: bool = True,
         kill_at: str | None = None,
         claim_barrier: str | None = None,
+        cwd: Path | None = None,
+        store_dir: Path | None = None,
     ) -> tuple[Proc, int | None]:
         """`adr-review serve`; with kill_at / claim_barrier, through tests/server/killable_serve.py,
         which installs those faults around the real entrypoint."""
@@ -353,7 +369,10 @@ class Stack:
             "0.05",
             *args,
         ]
-        proc = spawn(f"serve-{len(self.apps)}", cmd, self.env(**dict(env or {})))
+        extra = dict(env or {})
+        if store_dir is not None:  # a host of its own: nothing shared through files
+            extra["ADR_REVIEW_STORE_DIR"] = str(store_dir)
+        proc = spawn(f"serve-{len(self.apps)}", cmd, self.env(**extra), cwd=cwd)
         self.apps.append(proc)
         port = None
         if ready:
@@ -382,7 +401,16 @@ class Stack:
         state: dict[str, Any] = http_json("GET", self.gh_url + "/_state")
         return state
 
-    def query(self, sql: str, params: Sequence[Any] = ()) -> list[sqlite3.Row]:
+    def query(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
+        """Rows of the store (by column name), SQLite or PostgreSQL: `?` placeholders either way."""
+        if self.database_url:
+            import psycopg
+            from psycopg.rows import dict_row
+
+            with psycopg.connect(self.database_url, row_factory=dict_row) as pg:
+                if not params:  # no placeholders: a literal % (LIKE 'x%') stays as it is
+                    return pg.execute(sql).fetchall()  # type: ignore[arg-type]
+                return pg.execute(sql.replace("?", "%s"), list(params)).fetchall()  # type: ignore[arg-type]
         conn = sqlite3.connect(f"file:{self.db_path}?mode=ro", uri=True, timeout=30)
         conn.row_factory = sqlite3.Row
         try:
@@ -398,6 +426,9 @@ class Stack:
                     return
             except sqlite3.OperationalError:
                 pass  # the file does not exist yet
+            except Exception as exc:  # PostgreSQL: the tables are not migrated yet
+                if type(exc).__module__.split(".")[0] != "psycopg":
+                    raise
             time.sleep(0.1)
         logs = "\n---\n".join(p.name + ":\n" + p.output() for p in self.apps)
         raise AssertionError(f"timed out waiting for {what}\n{logs}")

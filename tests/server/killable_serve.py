@@ -10,8 +10,8 @@
 --claim-barrier <dir>:<n>[:<plan|review>]  hold this process's first claim of that kind until n
     processes reached it (two workers claiming the same run at the same moment).
 
-Production code knows nothing of this: it patches RunContext.memo and SqliteStateStore.claim / finish
-in this process, then calls the real entrypoint, app.cli.main(["serve", ...]).
+Production code knows nothing of this: it patches RunContext.memo and the claim / finish of both
+StateStore engines in this process, then calls the real entrypoint, app.cli.main(["serve", ...]).
 """
 
 from __future__ import annotations
@@ -69,12 +69,13 @@ def fault_hook(kill_at: str | None, barrier: str | None) -> Hook:
 def install(hook: Hook) -> None:
     """Wrap the worker's stage memo and the store's claim and completion with `hook`."""
     memo_of = RunContext.memo
-    claim, finish = SqliteStateStore.claim, SqliteStateStore.finish
 
-    def memo(ctx: RunContext) -> StageMemo:
-        inner = memo_of(ctx)
+    def memo(ctx: RunContext, salt: str | None = None) -> StageMemo:
+        inner = memo_of(ctx, salt)
 
-        def staged(stage: str, compute: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+        def staged(
+            stage: str, compute: Callable[[], dict[str, Any]], key: str | None = None
+        ) -> dict[str, Any]:
             hook(stage, "before", ctx.item)
 
             def computed() -> dict[str, Any]:
@@ -83,29 +84,36 @@ def install(hook: Hook) -> None:
                 hook(stage, "during", ctx.item)
                 return result
 
-            result = inner(stage, computed)
+            result = inner(stage, computed, key)
             hook(stage, "after", ctx.item)
             return result
 
         return staged
 
-    def claimed(store: SqliteStateStore, run_key: str, owner: str, ttl_s: float) -> QueueItem | None:
+    RunContext.memo = memo  # type: ignore[method-assign]
+    from app.adapters.state_postgres import PostgresStateStore
+
+    for engine in (SqliteStateStore, PostgresStateStore):
+        _wrap_store(engine, hook)
+
+
+def _wrap_store(engine: Any, hook: Hook) -> None:
+    claim, finish = engine.claim, engine.finish
+
+    def claimed(store: Any, run_key: str, owner: str, ttl_s: float) -> QueueItem | None:
         item = store.item(run_key)
         if item is not None:
             hook("run", "claim", item)
-        return claim(store, run_key, owner, ttl_s)
+        return claim(store, run_key, owner, ttl_s)  # type: ignore[no-any-return]
 
-    def finished(
-        store: SqliteStateStore, run_key: str, owner: str, state: str, error: str | None = None
-    ) -> bool:
+    def finished(store: Any, run_key: str, owner: str, state: str, error: str | None = None) -> bool:
         item = store.item(run_key)
         if state == "completed" and item is not None:
             hook("run", "complete", item)
-        return finish(store, run_key, owner, state, error)
+        return finish(store, run_key, owner, state, error)  # type: ignore[no-any-return]
 
-    RunContext.memo = memo  # type: ignore[method-assign]
-    SqliteStateStore.claim = claimed  # type: ignore[method-assign]
-    SqliteStateStore.finish = finished  # type: ignore[method-assign]
+    engine.claim = claimed
+    engine.finish = finished
 
 
 def run(argv: list[str]) -> int:

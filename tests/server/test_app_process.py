@@ -1,4 +1,5 @@
-"""`adr-review serve` as a real process: redeliveries, a burst, and the refusal to start unsigned."""
+"""`adr-review serve` as a real process: redeliveries, a burst (on SQLite and on PostgreSQL), and the
+refusal to start unsigned."""
 
 from __future__ import annotations
 
@@ -38,10 +39,14 @@ def test_the_same_delivery_50_times_at_once_is_one_delivery_one_run_one_comment(
         stack.stop_apps()
 
 
-def test_a_burst_of_200_signed_deliveries_loses_and_duplicates_nothing(stack: Stack) -> None:
+@pytest.mark.parametrize("engine", ["sqlite", "postgres"])
+def test_a_burst_of_200_signed_deliveries_loses_and_duplicates_nothing(
+    stack: Stack, engine: str, request: pytest.FixtureRequest
+) -> None:
     n, adr_every = 200, 20  # every 20th PR adds an ADR: 10 reviews, the rest plan and stop
     stack.seed(repo_seed(pulls=n, adr_every=adr_every))
-    stack.fresh("burst")
+    postgres = request.getfixturevalue("postgres") if engine == "postgres" else None
+    stack.fresh(f"burst-{engine}", postgres=postgres)
     _, port = stack.serve("--workers", "2", "--no-catch-up", env={"ADR_REVIEW_LOG_LEVEL": "WARNING"})
     assert port is not None
     try:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -123,7 +124,7 @@ def test_command_reacts_and_forces_a_new_run_that_edits_the_same_comment(
     assert [r["content"] for r in gh.reactions] == ["eyes"] and gh.reactions[0]["comment_id"] == 555
     assert gh.counters["comments_created"] == 1 and gh.counters["comments_edited"] == 1
     [comment] = gh.comments_on(REPO, PR)
-    assert forced.run_key in comment["body"].splitlines()[0]
+    assert forced.spec["target"]["run_key"] in comment["body"].splitlines()[0]  # the marker: its content key
 
 
 def test_help_command_replies_once_and_reviews_nothing(env: dict[str, Any], gh: FakeGitHubServer) -> None:
@@ -164,14 +165,11 @@ def test_a_plan_for_an_old_head_is_superseded_and_cancels_nothing_new(
     assert gh.comments_on(REPO, PR) == []
 
 
-def test_a_newer_head_cancels_the_queued_review_of_the_older_one(
-    env: dict[str, Any], gh: FakeGitHubServer
-) -> None:
-    queue = env["queue"]
-    deliver(queue, "pull_request", pr_payload(), "g1")
-    assert env["pool"].run_once("t:w0")  # the plan only: its review stays queued
-    newer = "e" * 40
+def push(gh: FakeGitHubServer, newer: str, *, edit: bytes | None = None) -> None:
+    """A new head of the PR; `edit` replaces the ADR's content there (None: the ADR is unchanged)."""
     files = dict(repo_seed()["repos"][REPO]["refs"][HEAD])
+    if edit is not None:
+        files[ADR_PATH] = edit.decode()
     gh.seed(
         {
             "repos": {
@@ -182,6 +180,50 @@ def test_a_newer_head_cancels_the_queued_review_of_the_older_one(
             }
         }
     )
+
+
+def test_a_push_that_leaves_the_adr_alone_publishes_once_under_the_same_content_key(
+    env: dict[str, Any], gh: FakeGitHubServer
+) -> None:
+    queue = env["queue"]
+    deliver(queue, "pull_request", pr_payload(), "g1")
+    drain(env["pool"])
+    [first] = gh.comments_on(REPO, PR)
+    newer = "e" * 40
+    push(gh, newer)
+    deliver(queue, "pull_request", pr_payload(head=newer, action="synchronize"), "g2")
+    drain(env["pool"])
+    [again] = gh.comments_on(REPO, PR)
+    # Same inputs, same content key: the newer head's review finds its key in the marker, edits nothing.
+    assert again["body"] == first["body"] and gh.counters.get("comments_edited", 0) == 0
+
+
+def test_a_revert_to_earlier_content_is_reviewed_again(env: dict[str, Any], gh: FakeGitHubServer) -> None:
+    queue = env["queue"]
+    deliver(queue, "pull_request", pr_payload(), "g1")
+    drain(env["pool"])
+    original = gh.comments_on(REPO, PR)[0]["body"].splitlines()[0]
+    content = repo_seed()["repos"][REPO]["refs"][HEAD][ADR_PATH]
+    push(gh, "e" * 40, edit=(content + "\nOne more consequence.\n").encode())
+    deliver(queue, "pull_request", pr_payload(head="e" * 40, action="synchronize"), "g2")
+    drain(env["pool"])
+    push(gh, "f" * 40)  # back to the first content
+    deliver(queue, "pull_request", pr_payload(head="f" * 40, action="synchronize"), "g3")
+    drain(env["pool"])
+    [comment] = gh.comments_on(REPO, PR)
+    key_of = lambda line: line.split(" key=")[1].split()[0]  # noqa: E731
+    assert key_of(comment["body"].splitlines()[0]) == key_of(original)  # the first content's review again
+
+
+def test_a_newer_head_cancels_the_queued_review_of_the_older_one(
+    env: dict[str, Any], gh: FakeGitHubServer
+) -> None:
+    queue = env["queue"]
+    deliver(queue, "pull_request", pr_payload(), "g1")
+    assert env["pool"].run_once("t:w0")  # the plan only: its review stays queued
+    newer = "e" * 40
+    content = repo_seed()["repos"][REPO]["refs"][HEAD][ADR_PATH]
+    push(gh, newer, edit=(content + "\nOne more consequence.\n").encode())
     deliver(queue, "pull_request", pr_payload(head=newer, action="synchronize"), "g2")
     drain(env["pool"])
     assert states(queue) == {
@@ -267,3 +309,74 @@ def test_the_app_runs_the_shared_pr_use_case(
     deliver(env["queue"], "pull_request", pr_payload(), "g1")
     drain(env["pool"])
     assert seen == ["plan", "run_target"] and len(gh.comments_on(REPO, PR)) == 1
+
+
+# --- races (issue 16) ---------------------------------------------------------------------------------
+
+
+def test_a_plan_resumed_after_a_crash_does_not_cancel_the_newer_head(
+    env: dict[str, Any], gh: FakeGitHubServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The plan of head X is checkpointed, then its worker dies before enqueueing; a push of Y arrives;
+    the resumed plan of X (plans go first, oldest first) used to enqueue X's review and cancel every run
+    of the PR at another head, Y's plan included: the PR showed X's review and Y was never reviewed."""
+    queue = env["queue"]
+    real_enqueue, crashed = queue.enqueue, []
+
+    def crash_once(runs: Any) -> int:
+        if not crashed:
+            crashed.append(True)
+            raise RuntimeError("worker died after the plan checkpoint")
+        return real_enqueue(runs)
+
+    monkeypatch.setattr(queue, "enqueue", crash_once)
+    deliver(queue, "pull_request", pr_payload(), "g-x")
+    assert env["pool"].run_once("t:w0")  # plan X: checkpointed, then the "crash" (retried at once)
+    newer = "e" * 40
+    content = repo_seed()["repos"][REPO]["refs"][HEAD][ADR_PATH]
+    push(gh, newer, edit=(content + "\nOne more consequence.\n").encode())
+    deliver(queue, "pull_request", pr_payload(head=newer, action="synchronize"), "g-y")
+    drain(env["pool"])
+    got = states(queue)
+    assert got[("plan", "", newer[:4])] == "completed"
+    assert got[("review", ADR_PATH, newer[:4])] == "completed"
+    assert ("review", ADR_PATH, HEAD[:4]) not in got  # the stale plan enqueued nothing
+    [comment] = gh.comments_on(REPO, PR)
+    assert f" head={newer} " in comment["body"].splitlines()[0]
+
+
+def test_a_review_finding_a_newer_heads_comment_is_cancelled_and_leaves_it(
+    env: dict[str, Any], gh: FakeGitHubServer
+) -> None:
+    """A review of an older head that is still queued when a newer head's review is already published
+    (the newer plan ran after it was enqueued but before it was cancelled) never overwrites it."""
+    queue = env["queue"]
+    deliver(queue, "pull_request", pr_payload(), "g-x")
+    assert env["pool"].run_once("t:w0")  # plan X: X's review queued
+    [stale] = [i for i in queue.items() if i.kind == "review"]
+    newer = "e" * 40
+    content = repo_seed()["repos"][REPO]["refs"][HEAD][ADR_PATH]
+    push(gh, newer, edit=(content + "\nOne more consequence.\n").encode())
+    deliver(queue, "pull_request", pr_payload(head=newer, action="synchronize"), "g-y")
+    queue.cancel_superseded = lambda *a, **k: []  # type: ignore[method-assign]  (the window)
+    assert queue.claim(stale.run_key, "a-worker-that-dies", 0.5)  # X's review: taken, not finished
+    drain(env["pool"])  # Y's plan and review: Y's comment
+    time.sleep(0.6)
+    drain(env["pool"])  # X's review, reclaimed, finds Y's comment
+    assert queue.state(stale.run_key) == "cancelled"
+    assert "pushed after" in (queue.item(stale.run_key).cancel_reason or "")  # type: ignore[union-attr]
+    [comment] = gh.comments_on(REPO, PR)
+    assert f" head={newer} " in comment["body"].splitlines()[0]
+    assert gh.counters["comments_created"] == 1 and gh.counters.get("comments_edited", 0) == 0
+
+
+def test_a_comment_by_another_bot_with_our_marker_is_left_alone(
+    env: dict[str, Any], gh: FakeGitHubServer
+) -> None:
+    forged = f"<!-- adr-review:v1 path={ADR_PATH} key=rk2-forged -->\nI am not adr-review"
+    gh.add_comment(REPO, PR, forged, "copycat[bot]")
+    deliver(env["queue"], "pull_request", pr_payload(), "g1")
+    drain(env["pool"])
+    bodies = [c["body"] for c in gh.comments_on(REPO, PR)]
+    assert bodies[0] == forged and len(bodies) == 2  # ours is our own comment, theirs untouched
+    assert gh.counters.get("comments_edited", 0) == 0

@@ -1,6 +1,7 @@
 """ADR-0116's kill matrix with real processes: `adr-review serve` is SIGKILLed at a controlled point
-(installed around the real entrypoint by tests/server/killable_serve.py), restarted on the same SQLite
-file, and must end with every run completed and
+(installed around the real entrypoint by tests/server/killable_serve.py), restarted on the same store
+(a SQLite file, and a real PostgreSQL server: every row runs on both engines), and must end with every
+run completed and
 
 - no duplicate LLM call (the fake Anthropic process counts calls per prompt across the restart),
 - no duplicate comment (the fake GitHub process counts comment creations),
@@ -125,13 +126,30 @@ def assert_outcome(stack: Stack, review_rows: Counter, plan_rows: Counter, llm: 
     assert_one_authoritative_per_stage(stack)
 
 
+ENGINES = ("sqlite", "postgres")
+
+
+def fresh(stack: Stack, name: str, engine: str, request: pytest.FixtureRequest) -> None:
+    postgres = request.getfixturevalue("postgres") if engine == "postgres" else None
+    stack.fresh(f"{engine}-{name}", postgres=postgres)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
 @pytest.mark.parametrize(
     ("name", "kill_at", "review_rows", "plan_rows", "llm", "edits"), MATRIX, ids=[m[1] for m in MATRIX]
 )
 def test_kill_and_restart(
-    stack: Stack, name: str, kill_at: str, review_rows: Counter, plan_rows: Counter, llm: dict, edits: int
+    stack: Stack,
+    name: str,
+    kill_at: str,
+    review_rows: Counter,
+    plan_rows: Counter,
+    llm: dict,
+    edits: int,
+    engine: str,
+    request: pytest.FixtureRequest,
 ) -> None:
-    stack.fresh(kill_at.replace(":", "_"))
+    fresh(stack, kill_at.replace(":", "_"), engine, request)
     first, port = stack.serve(kill_at=kill_at)
     assert port is not None
     status, _ = post_webhook(port, "pull_request", pr_payload(), "kill-" + kill_at)
@@ -147,10 +165,14 @@ def test_kill_and_restart(
         stack.stop_apps()
 
 
-def test_two_workers_claim_the_same_run_at_once(stack: Stack, tmp_path: Path) -> None:
-    """Row 5 (TOCTOU): both processes see the run unleased and CAS at the same moment; one executes,
-    the other records `skipped-locked` and does nothing else."""
-    stack.fresh("two-workers")
+@pytest.mark.parametrize("engine", ENGINES)
+def test_two_workers_claim_the_same_run_at_once(
+    stack: Stack, tmp_path: Path, engine: str, request: pytest.FixtureRequest
+) -> None:
+    """Row 5 (TOCTOU): both processes see the run unleased and claim at the same moment (on
+    PostgreSQL: SELECT ... FOR UPDATE SKIP LOCKED); one executes, the other records `skipped-locked`
+    and does nothing else."""
+    fresh(stack, "two-workers", engine, request)
     barrier = f"{tmp_path / 'barrier'}:2:review"
     first, port = stack.serve("--workers", "1", claim_barrier=barrier)
     assert port is not None

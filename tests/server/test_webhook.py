@@ -161,8 +161,20 @@ def test_insecure_mode_accepts_unsigned(queue: SqliteStateStore) -> None:
 def test_healthz_reports_depth_and_age(queue: SqliteStateStore) -> None:
     c = client(queue)
     empty = c.get("/healthz").json()
-    assert empty["ok"] and empty["store_writable"] and empty["queue_depth"] == 0
+    assert empty["ok"] and empty["store_ok"] and empty["queue_depth"] == 0
     assert empty["oldest_queued_age_s"] is None
     post(c, "pull_request", payload("pull_request__opened.payload.json"))
     facts = c.get("/healthz").json()
     assert facts["queue_depth"] == 1 and facts["oldest_queued_age_s"] >= 0
+
+
+def test_the_default_body_cap_fits_real_payloads_and_refuses_the_rest(queue: SqliteStateStore) -> None:
+    """Bodies are buffered before the signature check: the cap is sized for real payloads (1 MiB),
+    not GitHub's 25 MB, and is configurable (ADR_REVIEW_MAX_BODY_BYTES)."""
+    c = client(queue)
+    big = payload("pull_request__opened.payload.json")
+    big["pull_request"]["body"] = "x" * 65536 * 3  # GitHub's longest PR body, 3 bytes a character
+    assert post(c, "pull_request", big).status_code == 202
+    huge = json.dumps({**big, "padding": "y" * (1024 * 1024)}).encode()
+    resp = c.post("/webhook", content=huge, headers=signed_headers(huge, "pull_request"))
+    assert resp.status_code == 413 and queue.delivery_count() == 1

@@ -62,6 +62,8 @@ class GitHubClients:
         self._auths: dict[tuple[int, str], InstallationAuth] = {}
         self._integration: Any = None
         self._permissions: Mapping[str, str] = {}
+        self._app_login: str | None = None
+        self._login_lock = threading.Lock()
         if app_id:
             if not private_key:
                 raise ValueError("a GitHub App needs its private key (ADR_REVIEW_APP_PRIVATE_KEY or _PATH)")
@@ -94,12 +96,21 @@ class GitHubClients:
         if installation_id is not None and self._integration is not None:
             if "/" not in repo:
                 raise ValueError(f"an installation token is for one repository (owner/name), not {repo!r}")
-            return GitHubAdapter(auth=self._installation(installation_id, repo), **common)
+            auth = self._installation(installation_id, repo)
+            return GitHubAdapter(auth=auth, identity=self.app_login, **common)
         if self._token:
             return GitHubAdapter(self._token, **common)
         raise GitHubError(
             "authenticate", "no GitHub credentials: set ADR_REVIEW_APP_ID + private key (or a token for dev)"
         )
+
+    def app_login(self) -> str:
+        """The App's bot user, `<slug>[bot]`: the author of its comments (`GET /app`, asked once)."""
+        with self._login_lock:
+            if self._app_login is None:
+                app = self._retrier.call("read the App", lambda: self._integration.get_app())
+                self._app_login = f"{app.slug}[bot]"
+            return self._app_login
 
     def _installation(self, installation_id: int, repo: str) -> InstallationAuth:
         from app.adapters.github.app import InstallationAuth

@@ -5,8 +5,12 @@ GitHubClients: one repository, the App's permissions, minted and cached through 
 for a webhook delivery sends its id in `X-GitHub-Delivery` on every request. Every call runs under the
 one retry policy (retry.py); a 401 with an installation token drops the token and tries once more.
 
-Comments: one per ADR, found by the hidden marker the renderer writes. Only comments written by a bot
-or by a repository collaborator count as ours, so a stranger who pastes a marker cannot capture it.
+Comments: one per ADR, found by the hidden marker the renderer writes. Only comments written by the
+identity of these credentials count as ours (the App's bot user `<slug>[bot]`, the Action token's user,
+`github-actions[bot]` for GITHUB_TOKEN): another bot's or a collaborator's comment that carries our
+marker is never edited, so nobody can capture the review of an ADR, nor block it with a comment we may
+not edit. The identity is given (GitHubClients knows the App's) or asked once (GraphQL `viewer`, which
+answers for personal, installation and GITHUB_TOKEN tokens alike).
 """
 
 from __future__ import annotations
@@ -17,8 +21,8 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from app.adapters.github.retry import Retrier, RetryPolicy
-from app.core.triggers import ALLOWED_ASSOCIATIONS, ChangedFile
-from app.pipeline.ports import PullRequestInfo, RepoComment, RepoFile
+from app.core.triggers import ChangedFile
+from app.pipeline.ports import GitHubError, PullRequestInfo, RepoComment, RepoFile
 
 if TYPE_CHECKING:
     from app.adapters.github.app import InstallationAuth
@@ -44,6 +48,7 @@ class GitHubAdapter:
         timeout: int = 30,
         auth: InstallationAuth | None = None,
         delivery_id: str | None = None,
+        identity: str | Callable[[], str] | None = None,
     ) -> None:
         from github import Auth, Github  # PyGithub: imported only when GitHub is used
 
@@ -66,6 +71,8 @@ class GitHubAdapter:
         )
         self._retry = Retrier(policy, sleep=sleep, clock=clock)
         self._reauth = auth.forget if auth is not None else None  # a 401: mint once more
+        self._identity = identity
+        self._login: str | None = identity if isinstance(identity, str) else None
 
     def _call(
         self, operation: str, fn: Callable[[], T], *, before_retry: Callable[[], T | None] | None = None
@@ -193,14 +200,35 @@ class GitHubAdapter:
 
         return self._call(f"list comments of #{number}", get)
 
+    def identity(self) -> str:
+        """The login these credentials write as (the author of our comments)."""
+        if self._login is None:
+            if callable(self._identity):
+                self._login = self._identity()
+            else:
+                query = "query { viewer { login } }"
+                _, data = self._call(
+                    "read the token's identity", lambda: self._gh.requester.graphql_query(query, {})
+                )
+                self._login = str(data["data"]["viewer"]["login"])
+        return self._login
+
     def find_comment(self, repo: str, number: int, adr_path: str) -> RepoComment | None:
-        return pick_comment(self.list_comments(repo, number), adr_path)
+        comments = self.list_comments(repo, number)
+        return pick_comment(comments, adr_path, self.identity())
 
     def create_comment(self, repo: str, number: int, body: str) -> RepoComment:
-        return self._call(
-            f"comment on #{number}",
-            lambda: _comment(self._repo(repo).get_issue(number).create_comment(body)),
-        )
+        def post() -> RepoComment:
+            return _comment(self._repo(repo).get_issue(number).create_comment(body))
+
+        def landed() -> RepoComment | None:  # a 5xx after the POST may still have created it
+            me = self.identity()
+            return next(
+                (c for c in reversed(self.list_comments(repo, number)) if c.author == me and c.body == body),
+                None,
+            )
+
+        return self._call(f"comment on #{number}", post, before_retry=landed)
 
     def edit_comment(self, repo: str, number: int, comment_id: int, body: str) -> RepoComment:
         def edit() -> RepoComment:
@@ -213,16 +241,12 @@ class GitHubAdapter:
     def upsert_comment(self, repo: str, number: int, adr_path: str, body: str) -> tuple[RepoComment, bool]:
         existing = self.find_comment(repo, number, adr_path)
         if existing is not None:
-            return self.edit_comment(repo, number, existing.id, body), False
-
-        def post() -> RepoComment:
-            return _comment(self._repo(repo).get_issue(number).create_comment(body))
-
-        def landed() -> RepoComment | None:  # a 5xx after the POST may still have created it
-            return self.find_comment(repo, number, adr_path)
-
-        created = self._call(f"comment on #{number}", post, before_retry=landed)
-        return created, True
+            try:
+                return self.edit_comment(repo, number, existing.id, body), False
+            except GitHubError as exc:
+                if exc.status not in (403, 404, 410):  # refused (not editable, deleted): ours anew
+                    raise
+        return self.create_comment(repo, number, body), True
 
     def add_reaction(self, repo: str, comment_id: int, content: str) -> None:
         def react() -> None:
@@ -232,23 +256,20 @@ class GitHubAdapter:
         self._call(f"react {content} to comment {comment_id}", react)
 
 
-def pick_comment(comments: Iterable[RepoComment], adr_path: str) -> RepoComment | None:
-    """The oldest comment that carries this ADR's marker and was written by a bot or a collaborator."""
-    for c in comments:
-        if c.marker_path == adr_path and (
-            c.author_type == "Bot" or c.author_association.upper() in ALLOWED_ASSOCIATIONS
-        ):
-            return c
-    return None
+def pick_comment(comments: Iterable[RepoComment], adr_path: str, me: str) -> RepoComment | None:
+    """Our comment for this ADR: the newest that carries its marker and was written by `me` (newest:
+    after a refused edit we created a new one; that is the one we can edit)."""
+    ours = [c for c in comments if c.marker_path == adr_path and c.author == me]
+    return ours[-1] if ours else None
 
 
 def _comment(c: Any) -> RepoComment:
     """From a PyGithub IssueComment. Attributes, not raw_data: a listed comment is "incomplete" in lazy
     mode and raw_data would fetch it again, one GET per comment."""
-    from app.core.marker import parse_marker
+    from app.core.marker import read_marker
 
     body = str(c.body or "")
-    marker = parse_marker(body)
+    marker = read_marker(body)
     return RepoComment(
         id=int(c.id),
         body=body,
@@ -256,8 +277,10 @@ def _comment(c: Any) -> RepoComment:
         author=str(c.user.login) if c.user else "",
         author_type=str(c.user.type) if c.user else "User",
         author_association=str(c.author_association or "NONE"),
-        marker_path=marker[0] if marker else None,
-        marker_key=marker[1] if marker else None,
+        marker_path=marker.path if marker else None,
+        marker_key=marker.key if marker else None,
+        marker_head=marker.head if marker else None,
+        marker_order=marker.order if marker else None,
     )
 
 

@@ -2,18 +2,19 @@
 
 `SqliteStateStore(path)` is a file in WAL mode (the App, the Action's cache; several processes on one
 host can share it); `SqliteStateStore(":memory:")` is the same store for one process (local one-off
-runs). One class, its methods grouped by table in runs.py and queue.py over connection.py (the
+runs). One class, its methods grouped by table in runs.py, queue.py and locks.py over connection.py (the
 connection, transactions, the one state-transition function); one migration list in migrations.py.
 """
 
 from __future__ import annotations
 
 from app.adapters.state_sqlite.connection import StoreError
+from app.adapters.state_sqlite.locks import LocksTables
 from app.adapters.state_sqlite.queue import QueueTables
 from app.adapters.state_sqlite.runs import RunsTables
 
 
-class SqliteStateStore(RunsTables, QueueTables):
+class SqliteStateStore(RunsTables, QueueTables, LocksTables):
     """Implements app.pipeline.ports.StateStore. Open one instance per process and share it between
     threads (one connection behind a lock); close it when done."""
 

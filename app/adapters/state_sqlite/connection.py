@@ -7,7 +7,7 @@ BEGIN IMMEDIATE around every read-modify-write (processes sharing a file in WAL 
 
 from __future__ import annotations
 
-import json
+import os
 import sqlite3
 import threading
 import time
@@ -16,36 +16,41 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from app.adapters.state_common import (
+    ATTEMPT_COLUMNS,
+    KEEP,
+    Keep,
+    StoreError,
+    attempt_record,
+    check_outcome,
+    check_state,
+    payload_json,
+    transition_sql,
+)
 from app.adapters.state_sqlite.migrations import MigrationError, migrate
 from app.core.results import Usage
-from app.pipeline.ports import ATTEMPT_OUTCOMES, RUN_STATES, TERMINAL_STATES, AttemptRecord
+from app.pipeline.ports import AttemptRecord
 
 Clock = Callable[[], float]
 MEMORY = ":memory:"
-
-
-class StoreError(RuntimeError):
-    """The store cannot be used (unreadable, not a database, migrated by a newer program)."""
-
-
-class _Keep:
-    """Marker: leave the column as it is."""
-
-
-KEEP = _Keep()
-
-
-def check_state(state: str) -> None:
-    if state not in RUN_STATES:
-        raise ValueError(f"unknown run state {state!r}; expected one of {RUN_STATES}")
-
-
-def payload_json(payload: Mapping[str, Any]) -> str:
-    return json.dumps(payload, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+__all__ = ["KEEP", "Connection", "StoreError", "check_state", "marks", "payload_json", "private_file"]
 
 
 def marks(values: Collection[Any]) -> str:
     return ",".join("?" * len(values))
+
+
+def private_file(path: Path) -> None:
+    """Create the store file 0600 (it holds raw webhook payloads) in a folder made 0700, before SQLite
+    opens it: SQLite gives its -wal and -shm files the database file's mode. An existing file that
+    others can read is tightened."""
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        if os.fstat(fd).st_mode & 0o077:
+            os.fchmod(fd, 0o600)
+    finally:
+        os.close(fd)
 
 
 class Connection:
@@ -60,7 +65,7 @@ class Connection:
         memory = self.location == MEMORY
         try:
             if not memory:
-                Path(path).parent.mkdir(parents=True, exist_ok=True)
+                private_file(Path(path))
             self._conn = sqlite3.connect(
                 self.location, timeout=busy_timeout_s, isolation_level=None, check_same_thread=False
             )
@@ -133,44 +138,21 @@ class Connection:
         from_states: Collection[str] | None,
         holder: str | None = None,
         take_lease: tuple[str, float] | None = None,
-        error: str | None | _Keep = KEEP,
+        error: str | None | Keep = KEEP,
     ) -> bool:
-        """Every change of `runs.state` goes through here. True when the run moved.
-
-        from_states None: from any state. holder: only while that owner holds the lease. take_lease
-        (owner, ttl_s): the claim's compare-and-set, the lease must be free, expired or the owner's.
-        A terminal state sets finished_at and clears the lease; `queued` clears it too (the run is
-        given back); other states keep it, unless take_lease sets it.
-        """
-        check_state(to)
-        now = self._clock()
-        sets: list[str] = ["state = ?", "updated_at = ?"]
-        params: list[Any] = [to, now]
-        if not isinstance(error, _Keep):
-            sets.append("error = ?")
-            params.append(error)
-        if to in TERMINAL_STATES:
-            sets.append("finished_at = ?")
-            params.append(now)
-        else:
-            sets.append("finished_at = NULL")
-        if take_lease is not None:
-            sets += ["lease_owner = ?", "lease_expires_at = ?"]
-            params += [take_lease[0], now + take_lease[1]]
-        elif to in TERMINAL_STATES or to == "queued":
-            sets += ["lease_owner = NULL", "lease_expires_at = NULL"]
-        where: list[str] = ["run_key = ?"]
-        where_params: list[Any] = [run_key]
-        if from_states is not None:
-            where.append(f"state IN ({marks(from_states)})")
-            where_params += list(from_states)
-        if holder is not None:
-            where.append("lease_owner = ?")
-            where_params.append(holder)
-        if take_lease is not None:
-            where.append("(lease_owner IS NULL OR lease_owner = ? OR lease_expires_at <= ?)")
-            where_params += [take_lease[0], now]
-        cur.execute(f"UPDATE runs SET {', '.join(sets)} WHERE {' AND '.join(where)}", params + where_params)
+        """Every change of `runs.state` goes through here (state_common.transition_sql says how).
+        True when the run moved."""
+        sql, params = transition_sql(
+            run_key,
+            to,
+            self._clock(),
+            mark="?",
+            from_states=from_states,
+            holder=holder,
+            take_lease=take_lease,
+            error=error,
+        )
+        cur.execute(sql, params)
         return cur.rowcount == 1
 
     def _insert_attempt(
@@ -186,9 +168,7 @@ class Connection:
         authoritative: bool,
         owner: str | None,
     ) -> AttemptRecord:
-        if outcome not in ATTEMPT_OUTCOMES:
-            raise ValueError(f"unknown attempt outcome {outcome!r}; expected one of {ATTEMPT_OUTCOMES}")
-        u = usage or Usage()
+        check_outcome(outcome)
         if attempt is None:
             row = cur.execute(
                 "SELECT COALESCE(MAX(attempt), 0) + 1 FROM attempts WHERE run_key = ? AND stage = ?",
@@ -196,31 +176,9 @@ class Connection:
             ).fetchone()
             attempt = int(row[0])
         now = self._clock()
-        cur.execute(
-            """INSERT INTO attempts (run_key, stage, attempt, outcome, authoritative, duration_s, model,
-                   input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, cost_usd, llm_calls,
-                   error, owner, created_at)
-               VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
-            (
-                run_key,
-                stage,
-                attempt,
-                outcome,
-                int(authoritative),
-                duration_s,
-                u.model,
-                u.input_tokens,
-                u.output_tokens,
-                u.cache_read_tokens,
-                u.cache_write_tokens,
-                u.cost_usd,
-                u.calls,
-                error,
-                owner,
-                now,
-            ),
+        values, record = attempt_record(
+            run_key, stage, attempt, outcome, duration_s, usage or Usage(), error, authoritative, owner, now
         )
+        cur.execute(f"INSERT INTO attempts ({ATTEMPT_COLUMNS}) VALUES ({marks(values)})", values)
         cur.execute("UPDATE runs SET updated_at = ? WHERE run_key = ?", (now, run_key))
-        return AttemptRecord(
-            run_key, stage, attempt, outcome, duration_s, u, error, authoritative, owner, now
-        )
+        return record

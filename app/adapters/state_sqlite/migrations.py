@@ -143,6 +143,62 @@ def m003_user_version_for_older_builds(cur: sqlite3.Cursor) -> None:
     cur.execute("PRAGMA user_version = 2")
 
 
+@migration
+def m004_stage_results(cur: sqlite3.Cursor) -> None:
+    """Model answers by the hash of what they read (content-addressed): a push that changes nothing a
+    stage reads finds its answer here, whatever the run, and pays nothing."""
+    _run(
+        cur,
+        """CREATE TABLE IF NOT EXISTS stage_results (
+            result_key  TEXT PRIMARY KEY,
+            stage       TEXT NOT NULL,
+            payload     TEXT NOT NULL,
+            created_at  REAL NOT NULL
+        )""",
+    )
+
+
+@migration
+def m005_spend(cur: sqlite3.Cursor) -> None:
+    """What the model calls cost, per scope (a repository) and period (a UTC calendar month): the
+    monthly spend cap reads it. Only executed calls add to it; reused stages cost nothing."""
+    _run(
+        cur,
+        """CREATE TABLE IF NOT EXISTS spend (
+            scope       TEXT NOT NULL,
+            period      TEXT NOT NULL,
+            usd         REAL NOT NULL DEFAULT 0,
+            calls       INTEGER NOT NULL DEFAULT 0,
+            updated_at  REAL NOT NULL,
+            PRIMARY KEY (scope, period)
+        )""",
+    )
+
+
+@migration
+def m006_locks_and_push_order(cur: sqlite3.Cursor) -> None:
+    """Named locks (the comment write of one ADR, the sync of one index), the order in which each PR
+    head's push arrived (a newer head is never superseded by an older one), and no more health row:
+    /healthz reads only."""
+    _run(
+        cur,
+        """CREATE TABLE IF NOT EXISTS locks (
+            name        TEXT PRIMARY KEY,
+            owner       TEXT NOT NULL,
+            expires_at  REAL NOT NULL
+        )""",
+        """CREATE TABLE IF NOT EXISTS pr_heads (
+            repo        TEXT NOT NULL,
+            pr_number   INTEGER NOT NULL,
+            head_sha    TEXT NOT NULL,
+            push_order  INTEGER NOT NULL,
+            seen_at     REAL NOT NULL,
+            PRIMARY KEY (repo, pr_number, head_sha)
+        )""",
+        "DROP TABLE IF EXISTS queue_health",
+    )
+
+
 def migrate(tx: Callable[[], AbstractContextManager[sqlite3.Cursor]]) -> list[str]:
     """Apply the pending migrations in order, each in a write transaction from `tx`; return the names
     applied now. MigrationError: the file was migrated by a newer program (a name this list lacks)."""

@@ -10,19 +10,20 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import Any
 
+from app.adapters.state_common import (
+    ACTIVE,
+    HEALTH_SQL,
+    SELECT_ITEM,
+    TERMINAL_SQL,
+    health_facts,
+    item_of,
+)
 from app.adapters.state_sqlite.connection import Connection, marks, payload_json
 from app.pipeline.ports import TERMINAL_STATES
 from app.pipeline.queue import Accepted, Delivery, QueueItem, RunSpec
-
-ACTIVE = ("queued", "running")
-_TERMINAL_SQL = ",".join(f"'{s}'" for s in sorted(TERMINAL_STATES))
-
-_SELECT_ITEM = """SELECT q.*, r.state AS state, r.lease_owner AS lease_owner,
-       r.lease_expires_at AS lease_expires_at, r.error AS error
-  FROM queue q JOIN runs r ON r.run_key = q.run_key"""
 
 
 class QueueTables(Connection):
@@ -58,6 +59,9 @@ class QueueTables(Connection):
                 ).fetchone()
                 return Accepted(False, tuple(json.loads(row[0])), 0)
             new = self._enqueue(cur, runs, delivery, now)
+            for r in runs:
+                if r.kind == "plan" and r.head_sha:  # a push (or an open) of this head arrived now
+                    self._note_head(cur, r.repo, r.pr_number, r.head_sha, now)
             return Accepted(True, tuple(r.run_key for r in runs), new)
 
     def enqueue(self, runs: Sequence[RunSpec]) -> int:
@@ -125,20 +129,20 @@ class QueueTables(Connection):
         supersedes before anyone pays for them."""
         now = self._clock()
         rows = self._read(
-            f"""{_SELECT_ITEM}
+            f"""{SELECT_ITEM}
                 WHERE r.state IN ('queued', 'running') AND q.not_before <= ?
                   AND (r.lease_owner IS NULL OR r.lease_expires_at <= ?)
                 ORDER BY q.kind = 'plan' DESC, q.enqueued_at, q.run_key LIMIT ?""",
             (now, now, limit),
         )
-        return [_item(r) for r in rows]
+        return [item_of(r) for r in rows]
 
     def item(self, run_key: str) -> QueueItem | None:
-        rows = self._read(f"{_SELECT_ITEM} WHERE q.run_key = ?", (run_key,))
-        return _item(rows[0]) if rows else None
+        rows = self._read(f"{SELECT_ITEM} WHERE q.run_key = ?", (run_key,))
+        return item_of(rows[0]) if rows else None
 
     def items(self) -> list[QueueItem]:
-        return [_item(r) for r in self._read(f"{_SELECT_ITEM} ORDER BY q.enqueued_at, q.run_key")]
+        return [item_of(r) for r in self._read(f"{SELECT_ITEM} ORDER BY q.enqueued_at, q.run_key")]
 
     def claim(self, run_key: str, owner: str, ttl_s: float) -> QueueItem | None:
         with self._tx() as cur:
@@ -161,15 +165,15 @@ class QueueTables(Connection):
             cur.execute(
                 "UPDATE queue SET attempts = attempts + 1, progress_at = ? WHERE run_key = ?", (now, run_key)
             )
-            row = cur.execute(f"{_SELECT_ITEM} WHERE q.run_key = ?", (run_key,)).fetchone()
-        return _item(row)
+            row = cur.execute(f"{SELECT_ITEM} WHERE q.run_key = ?", (run_key,)).fetchone()
+        return item_of(row)
 
     def renew(self, run_key: str, owner: str, ttl_s: float) -> bool:
         with self._tx() as cur:
             now = self._clock()
             cur.execute(
                 f"""UPDATE runs SET lease_expires_at = ?, updated_at = ?
-                    WHERE run_key = ? AND lease_owner = ? AND state NOT IN ({_TERMINAL_SQL})""",
+                    WHERE run_key = ? AND lease_owner = ? AND state NOT IN ({TERMINAL_SQL})""",
                 (now + ttl_s, now, run_key, owner),
             )
             return cur.rowcount == 1
@@ -211,7 +215,13 @@ class QueueTables(Connection):
         return bool(rows and rows[0][0])
 
     def cancel_superseded(
-        self, repo: str, pr_number: int, adr_path: str | None, head_sha: str, reason: str
+        self,
+        repo: str,
+        pr_number: int,
+        adr_path: str | None,
+        head_sha: str,
+        reason: str,
+        keep: Collection[str] = (),
     ) -> list[str]:
         where = "q.repo = ? AND q.pr_number = ? AND q.head_sha != '' AND q.head_sha != ?"
         params: list[Any] = [repo, pr_number, head_sha]
@@ -219,17 +229,46 @@ class QueueTables(Connection):
             where += " AND q.adr_path = ?"
             params.append(adr_path)
         with self._tx() as cur:
+            order = self._order_of(cur, repo, pr_number, head_sha)
             rows = cur.execute(
                 f"""SELECT q.run_key FROM queue q JOIN runs r ON r.run_key = q.run_key
-                    WHERE {where} AND r.state IN ('queued', 'running') ORDER BY q.run_key""",
-                params,
+                    LEFT JOIN pr_heads h
+                      ON h.repo = q.repo AND h.pr_number = q.pr_number AND h.head_sha = q.head_sha
+                    WHERE {where} AND COALESCE(h.push_order, 0) < ?
+                      AND r.state IN ('queued', 'running') ORDER BY q.run_key""",
+                [*params, order],
             ).fetchall()
-            keys = [str(r[0]) for r in rows if self._cancel(cur, str(r[0]), reason)]
+            keys = [str(r[0]) for r in rows if str(r[0]) not in keep and self._cancel(cur, str(r[0]), reason)]
         return keys
 
     def cancel(self, run_key: str, reason: str) -> bool:
         with self._tx() as cur:
             return self._cancel(cur, run_key, reason)
+
+    # -- push order --------------------------------------------------------------------------------------
+    def push_order(self, repo: str, pr_number: int, head_sha: str) -> int:
+        with self._tx() as cur:
+            return self._order_of(cur, repo, pr_number, head_sha)
+
+    def _order_of(self, cur: sqlite3.Cursor, repo: str, pr_number: int, head_sha: str) -> int:
+        row = cur.execute(
+            "SELECT push_order FROM pr_heads WHERE repo = ? AND pr_number = ? AND head_sha = ?",
+            (repo, pr_number, head_sha),
+        ).fetchone()
+        if row is not None:
+            return int(row[0])
+        return self._note_head(cur, repo, pr_number, head_sha, self._clock())
+
+    def _note_head(self, cur: sqlite3.Cursor, repo: str, pr_number: int, head_sha: str, now: float) -> int:
+        """The head arrived now: the next number (one sequence for every PR; BEGIN IMMEDIATE orders it)."""
+        order = int(cur.execute("SELECT COALESCE(MAX(push_order), 0) + 1 FROM pr_heads").fetchone()[0])
+        cur.execute(
+            """INSERT INTO pr_heads (repo, pr_number, head_sha, push_order, seen_at) VALUES (?, ?, ?, ?, ?)
+               ON CONFLICT (repo, pr_number, head_sha) DO UPDATE SET push_order = excluded.push_order,
+                   seen_at = excluded.seen_at""",
+            (repo, pr_number, head_sha, order, now),
+        )
+        return order
 
     def _cancel(self, cur: sqlite3.Cursor, run_key: str, reason: str) -> bool:
         if not self._transition(cur, run_key, "cancelled", from_states=ACTIVE, error=reason):
@@ -263,52 +302,8 @@ class QueueTables(Connection):
 
     # -- health ------------------------------------------------------------------------------------------
     def health(self) -> dict[str, Any]:
-        now = self._clock()
-        writable, error = True, None
+        """Reads only: one query (an unauthenticated request must not make the store write)."""
         try:
-            with self._tx() as cur:
-                cur.execute("INSERT OR REPLACE INTO queue_health (id, checked_at) VALUES (1, ?)", (now,))
+            return health_facts(self._read(HEALTH_SQL), self._clock(), True, None)
         except sqlite3.Error as exc:
-            writable, error = False, str(exc)
-        rows = self._read(
-            """SELECT r.state, COUNT(*), MIN(q.enqueued_at) FROM queue q JOIN runs r ON r.run_key = q.run_key
-               WHERE r.state IN ('queued', 'running') GROUP BY r.state"""
-        )
-        by_state = {str(r[0]): (int(r[1]), r[2]) for r in rows}
-        queued, oldest = by_state.get("queued", (0, None))
-        out: dict[str, Any] = {
-            "store_writable": writable,
-            "queue_depth": queued,
-            "running": by_state.get("running", (0, None))[0],
-            "oldest_queued_age_s": round(now - oldest, 3) if oldest is not None else None,
-        }
-        if error:
-            out["store_error"] = error
-        return out
-
-
-def _item(r: sqlite3.Row) -> QueueItem:
-    return QueueItem(
-        run_key=r["run_key"],
-        kind=r["kind"],
-        state=r["state"],
-        installation_id=r["installation_id"],
-        repo=r["repo"],
-        pr_number=int(r["pr_number"]),
-        adr_path=r["adr_path"],
-        head_sha=r["head_sha"],
-        spec=json.loads(r["spec"] or "{}"),
-        parent_key=r["parent_key"],
-        hook_id=r["hook_id"],
-        delivery_id=r["delivery_id"],
-        enqueued_at=float(r["enqueued_at"]),
-        attempts=int(r["attempts"]),
-        max_attempts=int(r["max_attempts"]),
-        lease_owner=r["lease_owner"],
-        lease_expires_at=r["lease_expires_at"],
-        progress_at=r["progress_at"],
-        last_error=r["last_error"],
-        stalled_by_watchdog=bool(r["stalled_by_watchdog"]),
-        cancel_reason=r["cancel_reason"],
-        error=r["error"],
-    )
+            return health_facts([], self._clock(), False, str(exc))

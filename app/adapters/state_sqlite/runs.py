@@ -6,6 +6,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from app.adapters.state_common import attempt_of, run_of
 from app.adapters.state_sqlite.connection import Connection, check_state, payload_json
 from app.core.results import Usage
 from app.pipeline.ports import AttemptInfo, AttemptRecord, RunRecord
@@ -19,6 +20,37 @@ class RunsTables(Connection):
             return None
         result: dict[str, Any] = json.loads(rows[0][0])
         return result
+
+    def add_spend(self, scope: str, period: str, usd: float, calls: int = 1) -> float:
+        with self._tx() as cur:
+            cur.execute(
+                """INSERT INTO spend (scope, period, usd, calls, updated_at) VALUES (?, ?, ?, ?, ?)
+                   ON CONFLICT (scope, period) DO UPDATE SET usd = usd + excluded.usd,
+                       calls = calls + excluded.calls, updated_at = excluded.updated_at""",
+                (scope, period, usd, calls, self._clock()),
+            )
+            row = cur.execute(
+                "SELECT usd FROM spend WHERE scope = ? AND period = ?", (scope, period)
+            ).fetchone()
+        return float(row[0])
+
+    def spent(self, scope: str, period: str) -> float:
+        rows = self._read("SELECT usd FROM spend WHERE scope = ? AND period = ?", (scope, period))
+        return float(rows[0][0]) if rows else 0.0
+
+    def get_result(self, result_key: str) -> dict[str, Any] | None:
+        rows = self._read("SELECT payload FROM stage_results WHERE result_key = ?", (result_key,))
+        if not rows:
+            return None
+        result: dict[str, Any] = json.loads(rows[0][0])
+        return result
+
+    def put_result(self, result_key: str, stage: str, payload: Mapping[str, Any]) -> None:
+        with self._tx() as cur:
+            cur.execute(
+                "INSERT OR IGNORE INTO stage_results (result_key, stage, payload, created_at) VALUES (?, ?, ?, ?)",
+                (result_key, stage, payload_json(payload), self._clock()),
+            )
 
     def put(
         self, run_key: str, stage: str, seq: int | None, payload: Mapping[str, Any], info: AttemptInfo
@@ -72,29 +104,7 @@ class RunsTables(Connection):
 
     def attempts(self, run_key: str) -> list[AttemptRecord]:
         rows = self._read("SELECT * FROM attempts WHERE run_key = ? ORDER BY id", (run_key,))
-        return [
-            AttemptRecord(
-                run_key=r["run_key"],
-                stage=r["stage"],
-                attempt=r["attempt"],
-                outcome=r["outcome"],
-                duration_s=r["duration_s"],
-                usage=Usage(
-                    model=r["model"],
-                    input_tokens=r["input_tokens"],
-                    output_tokens=r["output_tokens"],
-                    cache_read_tokens=r["cache_read_tokens"],
-                    cache_write_tokens=r["cache_write_tokens"],
-                    cost_usd=r["cost_usd"],
-                    calls=r["llm_calls"],
-                ),
-                error=r["error"],
-                authoritative=bool(r["authoritative"]),
-                owner=r["owner"],
-                at=r["created_at"],
-            )
-            for r in rows
-        ]
+        return [attempt_of(r) for r in rows]
 
     def checkpoints(self, run_key: str) -> list[tuple[int, str]]:
         rows = self._read(
@@ -112,20 +122,7 @@ class RunsTables(Connection):
 
     def get_run(self, run_key: str) -> RunRecord | None:
         rows = self._read("SELECT * FROM runs WHERE run_key = ?", (run_key,))
-        if not rows:
-            return None
-        r = rows[0]
-        return RunRecord(
-            run_key=r["run_key"],
-            state=r["state"],
-            meta=json.loads(r["meta"]),
-            error=r["error"],
-            lease_owner=r["lease_owner"],
-            lease_expires_at=r["lease_expires_at"],
-            created_at=r["created_at"],
-            updated_at=r["updated_at"],
-            finished_at=r["finished_at"],
-        )
+        return run_of(rows[0]) if rows else None
 
     def set_state(self, run_key: str, state: str, error: str | None = None) -> None:
         check_state(state)

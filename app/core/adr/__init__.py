@@ -7,15 +7,22 @@ relations (karasu: `supersedes`, `superseded_by`, `related_to`, `depends_on`, `r
 tables (`|Status|Implemented|`), and plain-text exports (bare heading lines such as "コンテキスト",
 "§1.1 背景", `• Status:` bullets, web-page chrome before the `ADR-0116: ...` title line).
 
-The modules, in the order a file goes through them: parse (bytes -> text, the entry point), blocks
-(headings, code, paragraphs, inline markup: the one Markdown-scanning boundary), sections, fields (front
-matter, id, title, metadata, status, date), summary, links; vocabulary holds the word tables as data and
-model the values.
+Also: adr-tools' own output ("Superceded by"), MADR 3/4, log4brains, `<slug>/index.md` folders, dated
+file names (`2025-01-15-foo.md`, `20201016-foo.md`, `2024031501-foo.md`) and Japanese status words
+under negation (未承認, 承認待ち, 未決定 are not accepted).
+
+The modules, in the order a file goes through them: parse (bytes -> text, the entry point),
+front_matter (YAML, bounded), markdown (markdown-it-py tokens -> blocks of visible text, within a
+budget: the one Markdown boundary), sections, names (ids and dates from file names), fields (title,
+metadata, status, date), summary, links; reader gives the text a reader sees (`reader_blocks`, what
+quotes are verified against); vocabulary holds the word tables as data and model the values.
 """
 
-from app.core.adr.fields import canonical_id_key, normalize_status
+from app.core.adr.fields import normalize_status
 from app.core.adr.model import Adr, AdrLink, AdrParseError, Language, LinkKind, Status
+from app.core.adr.names import canonical_id_key
 from app.core.adr.parse import decode_adr_bytes, parse_adr
+from app.core.adr.reader import ReaderBlock, ReaderKind, is_markdown_path, reader_blocks, text_reader_blocks
 from app.core.adr.vocabulary import (
     FALLBACK_HEADINGS,
     FRONT_MATTER_RELATIONS,
@@ -41,9 +48,14 @@ __all__ = [
     "AdrParseError",
     "Language",
     "LinkKind",
+    "ReaderBlock",
+    "ReaderKind",
     "Status",
     "canonical_id_key",
     "decode_adr_bytes",
+    "is_markdown_path",
     "normalize_status",
     "parse_adr",
+    "reader_blocks",
+    "text_reader_blocks",
 ]

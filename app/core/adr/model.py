@@ -1,5 +1,5 @@
 """The values the ADR parser produces: the frozen `Adr`, its typed links, the per-file error, and the
-`Heading` that the block scanner hands to the field extractors."""
+`Heading` that the Markdown reader (or the plain-text heading scan) hands to the field extractors."""
 
 from __future__ import annotations
 
@@ -34,6 +34,9 @@ class Adr:
     content_hash: str  # sha256 of the raw bytes
     number: int | None = None
     extra: Mapping[str, str] = field(default_factory=dict)
+    # What the parser had to decide and a user should hear about (an id clash, markup read as plain
+    # text past the budget, front matter that is not valid YAML); the folder loaders report them.
+    notes: tuple[str, ...] = ()
 
 
 class AdrParseError(ValueError):
@@ -47,7 +50,7 @@ class AdrParseError(ValueError):
 
 @dataclass(frozen=True)
 class Heading:
-    """One heading as the block scanner found it; the only shape the field extractors rely on."""
+    """One heading as the Markdown reader found it; the only shape the field extractors rely on."""
 
     line: int  # index of the heading line (for setext: the text line)
     end: int  # first line after the heading markup

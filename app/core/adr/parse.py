@@ -1,31 +1,31 @@
-"""The entry point: bytes -> decoded text -> blocks -> fields, sections, summary, links -> `Adr`."""
+"""The entry point: bytes -> decoded text -> front matter and Markdown blocks -> fields, sections,
+summary, links -> `Adr`. Every step is linear in the input, and the Markdown reader works within a
+budget (markdown.py): a pathological file is a per-file error or is read in part, never a hang."""
 
 from __future__ import annotations
 
 import codecs
 import hashlib
-import posixpath
 import re
 
-from app.core.adr.blocks import scan_headings, strip_code
 from app.core.adr.fields import (
     collect_metadata,
     extra_fields,
     find_date,
     find_status,
     find_title,
-    format_id,
-    id_from_filename,
-    number_of,
-    split_front_matter,
     split_title_id,
     str_value,
-    title_from_filename,
 )
+from app.core.adr.front_matter import FrontMatterRefused, split_front_matter
 from app.core.adr.links import find_links
+from app.core.adr.markdown import MarkdownDoc, MarkdownTooComplex, read_markdown
 from app.core.adr.model import Adr, AdrParseError, Language
-from app.core.adr.sections import extract_sections
+from app.core.adr.names import canonical_id_key, format_id, id_from_filename, number_of, title_from_filename
+from app.core.adr.reader import is_markdown_path, plain_blocks
+from app.core.adr.sections import extract_sections, scan_plain_headings
 from app.core.adr.summary import make_summary
+from app.core.adr_paths import adr_stem
 from app.core.text import is_japanese
 
 # A sample is plenty for a language guess.
@@ -41,31 +41,38 @@ def parse_adr(path: str, data: bytes, *, max_bytes: int = 1_000_000) -> Adr:
     text = text.replace("\r\n", "\n").replace("\r", "\n")
     if not text.strip():
         raise AdrParseError(path, "empty file (only whitespace)")
-
-    front, body = split_front_matter(text)
+    notes: list[str] = []
+    try:
+        front, body, lenient = split_front_matter(text)
+    except FrontMatterRefused as exc:
+        raise AdrParseError(path, str(exc)) from None
+    if lenient:
+        notes.append("the front matter is not valid YAML: read line by line as 'key: value'")
+    try:
+        doc = read_markdown(body)
+    except MarkdownTooComplex as exc:
+        raise AdrParseError(path, f"{exc}; split the file or simplify its Markdown") from None
+    if doc.degraded:
+        notes.append("very long or deeply nested inline Markdown: the end of the file was read as plain text")
     lines = body.split("\n")
-    blocks = scan_headings(lines)
-
-    fm_title = str_value(front.get("title"))
+    headings = list(doc.headings) or scan_plain_headings(lines)
 
     # Title and id.
-    title_raw, title_line = find_title(lines, blocks)
+    fm_title = str_value(front.get("title"))
+    title_raw, title_line = find_title(lines, headings)
     # A plain-text export may carry web-page chrome above its title line: metadata starts at the title.
-    plain = not any(h.markdown for h in blocks)
-    meta = collect_metadata(lines, blocks, start=title_line if plain and title_line is not None else 0)
+    plain = not any(h.markdown for h in headings)
+    meta = collect_metadata(lines, headings, start=title_line if plain and title_line is not None else 0)
     if title_raw is None and fm_title:
         title_raw = fm_title
     file_id, number = id_from_filename(path)
     title_id, title = split_title_id(title_raw, number) if title_raw else (None, None)
-    fm_id = str_value(front.get("id"))
-    # Precedence: front matter id > a file name that spells "adr-NNN" (what links point at; Tendermint's
-    # adr-021 is titled "ADR 012") > an id in the title > a bare file number ("002_<hash>.txt" is not one).
-    explicit_file_id = (
-        file_id if re.match(r"^m?adr[-_ ]?\d", posixpath.basename(path), re.IGNORECASE) else None
-    )
-    adr_id = format_id(fm_id) or explicit_file_id or title_id or file_id
-    if adr_id is None:
-        adr_id = posixpath.splitext(posixpath.basename(path))[0]
+    fm_id = format_id(str_value(front.get("id")))
+    # Precedence: front matter id > the file name's number (what links point at; a copy-pasted "# 3."
+    # title or Tendermint's adr-021 titled "ADR 012" must not take another ADR's id) > an id in the title.
+    if not fm_id and file_id and title_id and canonical_id_key(file_id) != canonical_id_key(title_id):
+        notes.append(f"the title says {title_id} but the file name says {file_id}: {file_id} is used")
+    adr_id = fm_id or file_id or title_id or adr_stem(path)
     id_number = number_of(adr_id)
     if id_number is not None:
         number = id_number
@@ -74,37 +81,49 @@ def parse_adr(path: str, data: bytes, *, max_bytes: int = 1_000_000) -> Adr:
     if not title:
         title = title_from_filename(path)
 
-    sections = extract_sections(lines, blocks, skip_line=title_line)
-    raw_status, status = find_status(front, meta, lines, blocks)
-    date = find_date(front, meta, lines, blocks, path)
-    summary = make_summary(sections, lines, blocks, title_line) or title
-    language = _language(body)
-    links = find_links(path, adr_id, front, [raw_status, meta.get("status", "")], meta, body)
-
-    extra = extra_fields(front, meta)
+    markdown = is_markdown_path(path)
+    sections, spans = extract_sections(lines, headings, skip_line=title_line)
+    raw_status, status = find_status(front, meta, doc, headings, len(lines))
+    summary_blocks = doc.blocks if markdown else plain_blocks(body)
+    summary = make_summary(spans, summary_blocks, headings, title_line, plain=not markdown) or title
+    links = find_links(path, adr_id, front, [raw_status], doc.blocks)
+    if status == "unknown" and any(lk.kind == "superseded_by" for lk in links):
+        status = "superseded"  # no status stated, but "This RFC was later superseded by ..."
     return Adr(
         path=path,
         adr_id=adr_id,
         title=title,
         status=status,
         raw_status=raw_status,
-        date=date,
+        date=find_date(front, meta, lines, headings, path),
         sections=sections,
         summary=summary,
-        language=language,
+        language=_language(doc, lines),
         links=links,
         text=text,
         content_hash=hashlib.sha256(data).hexdigest(),
         number=number,
-        extra=extra,
+        extra=extra_fields(front, meta),
+        notes=tuple(notes),
     )
 
 
-def _language(body: str) -> Language:
-    # A document without any kana/kanji is English outright.
-    if not _KANA_KANJI.search(body):
+def _language(doc: MarkdownDoc, lines: list[str]) -> Language:
+    """From the body outside code blocks; a document without any kana/kanji is English outright."""
+    code = doc.code_lines()
+    sample: list[str] = []
+    size = 0
+    for i, line in enumerate(lines):
+        if i in code:
+            continue
+        sample.append(line)
+        size += len(line) + 1
+        if size >= LANGUAGE_SAMPLE:
+            break
+    text = "\n".join(sample)[:LANGUAGE_SAMPLE]
+    if not _KANA_KANJI.search(text):
         return "en"
-    return "ja" if is_japanese(strip_code(body)[:LANGUAGE_SAMPLE]) else "en"
+    return "ja" if is_japanese(text) else "en"
 
 
 def decode_adr_bytes(path: str, data: bytes, *, max_bytes: int = 1_000_000) -> str:

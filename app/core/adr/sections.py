@@ -1,4 +1,5 @@
-"""Heading text -> canonical section (through the vocabulary), and each section's body text."""
+"""Heading text -> canonical section (through the vocabulary), each section's body (its source lines and
+their text), and the headings of a plain-text export, which has no Markdown ones."""
 
 from __future__ import annotations
 
@@ -6,18 +7,27 @@ import functools
 import re
 
 from app.core.adr.model import Heading
-from app.core.adr.vocabulary import FALLBACK_HEADINGS, SECTION_HEADINGS, SECTIONS
+from app.core.adr.vocabulary import FALLBACK_HEADINGS, META_HEADINGS, SECTION_HEADINGS, SECTIONS
+
+# Headings longer than this are not section headings; the cap keeps the key's patterns cheap.
+MAX_HEADING = 300
 
 _NUMBERING = re.compile(r"^(?:§\s*)?(?:\d+(?:\.\d+)*\.?|[ivx]+\.|[a-z]\))\s+", re.IGNORECASE)
 _GLOSS = re.compile(r"\s*[(（][^()（）]*[)）]\s*$")
 _COMPOUND = re.compile(r"[・/／&＆、,]|\s+and\s+|と(?=[^\x00-\x7f])")
 
 
-@functools.lru_cache(maxsize=4096)
+_COMMENT = re.compile(r"<!--.*?-->")
+_MARKS = re.compile(r"[*_`]")
+_OPTIONAL_HEAD = re.compile(r"^\[?(optional|オプション)\]?\s*", re.IGNORECASE)
+_OPTIONAL_TAIL = re.compile(r"\s*\[optional\]$", re.IGNORECASE)
+_SPACES = re.compile(r"\s+")
+
+
+@functools.lru_cache(maxsize=16_384)
 def heading_key(text: str) -> str:
     """The lookup key of a heading: numbering, glosses, emphasis, "[optional]" and case removed."""
-    s = re.sub(r"<!--.*?-->", "", text)
-    s = re.sub(r"[*_`]", "", s).strip()
+    s = _MARKS.sub("", _COMMENT.sub("", text[:MAX_HEADING])).strip()
     s = s.replace("：", ":").rstrip(":").strip()
     s = s.lstrip("§").strip()
     s = _NUMBERING.sub("", s)
@@ -25,12 +35,11 @@ def heading_key(text: str) -> str:
     while prev != s:
         prev = s
         s = _GLOSS.sub("", s).strip()
-    s = re.sub(r"^\[?(optional|オプション)\]?\s*", "", s, flags=re.IGNORECASE)
-    s = re.sub(r"\s*\[optional\]$", "", s, flags=re.IGNORECASE)
-    return re.sub(r"\s+", " ", s).casefold().strip(" .:-")
+    s = _OPTIONAL_TAIL.sub("", _OPTIONAL_HEAD.sub("", s))
+    return _SPACES.sub(" ", s).casefold().strip(" .:-")
 
 
-@functools.lru_cache(maxsize=4096)
+@functools.lru_cache(maxsize=16_384)
 def heading_section(text: str) -> tuple[str | None, bool]:
     """(canonical section, is_primary) for a heading text; "背景・課題" counts as its first part."""
     key = heading_key(text)
@@ -42,19 +51,23 @@ def heading_section(text: str) -> tuple[str | None, bool]:
     return None, False
 
 
-def extract_sections(lines: list[str], blocks: list[Heading], *, skip_line: int | None) -> dict[str, str]:
-    """Canonical section -> its text; a fallback heading counts only when no primary one is present."""
-    primary_present: set[str] = set()
-    for h in blocks:
-        sec, prim = heading_section(h.text)
-        if sec is not None and prim:
-            primary_present.add(sec)
+Span = tuple[int, int]  # source lines [start, end)
+
+
+def extract_sections(
+    lines: list[str], blocks: list[Heading], *, skip_line: int | None
+) -> tuple[dict[str, str], dict[str, list[Span]]]:
+    """(canonical section -> its text, canonical section -> its bodies' line spans); a fallback heading
+    counts only when no primary one is present."""
+    info = [heading_section(h.text) for h in blocks]
+    primary_present = {sec for sec, prim in info if sec is not None and prim}
     found: dict[str, list[str]] = {}
-    enclosing = _enclosing_sections(blocks)
+    spans: dict[str, list[Span]] = {}
+    enclosing = _enclosing_sections(blocks, info)
     for idx, h in enumerate(blocks):
         if h.line == skip_line:
             continue
-        section, primary = heading_section(h.text)
+        section, primary = info[idx]
         if section is None or (not primary and section in primary_present):
             continue
         # Nested inside a heading of the same section (seed "コンテキスト" > "1.1 背景"): already covered.
@@ -63,7 +76,7 @@ def extract_sections(lines: list[str], blocks: list[Heading], *, skip_line: int 
         end = len(lines)
         for j in range(idx + 1, len(blocks)):
             nxt = blocks[j]
-            nsec, nprim = heading_section(nxt.text)
+            nsec, nprim = info[j]
             if nxt.level <= h.level:
                 end = nxt.line
                 break
@@ -73,17 +86,52 @@ def extract_sections(lines: list[str], blocks: list[Heading], *, skip_line: int 
         body = "\n".join(lines[h.end : end]).strip("\n")
         if body.strip():
             found.setdefault(section, []).append(body.strip())
-    return {name: "\n\n".join(found[name]) for name in SECTIONS if name in found}
+            spans.setdefault(section, []).append((h.end, end))
+    texts = {name: "\n\n".join(found[name]) for name in SECTIONS if name in found}
+    return texts, {name: spans[name] for name in texts}
 
 
-def _enclosing_sections(blocks: list[Heading]) -> list[str | None]:
+def _enclosing_sections(blocks: list[Heading], info: list[tuple[str | None, bool]]) -> list[str | None]:
     """For each heading, the section of its nearest ancestor heading that maps to one (one pass)."""
     out: list[str | None] = []
     stack: list[tuple[int, str | None]] = []  # (level, nearest canonical section at or above it)
-    for h in blocks:
+    for h, (section, _primary) in zip(blocks, info, strict=True):
         while stack and stack[-1][0] >= h.level:
             stack.pop()
         above = stack[-1][1] if stack else None
         out.append(above)
-        stack.append((h.level, heading_section(h.text)[0] or above))
+        stack.append((h.level, section or above))
+    return out
+
+
+_PLAIN_SECTION_NUMBER = re.compile(r"^(?:§\s*)?\d+\.\d+")
+# A list item's marker at a line start (bullets the seeds and Japanese docs use, and "1." / "1)").
+BULLET = re.compile(r"^\s*(?:[-*+•●・◦▪]|\d+[.)])\s+")
+
+
+def scan_plain_headings(lines: list[str]) -> list[Heading]:
+    """Headings of a plain-text export: short lines standing alone between blank lines."""
+    out: list[Heading] = []
+    for i, line in enumerate(lines):
+        s = line.strip()
+        if not s or len(s) > 70:
+            continue
+        if i > 0 and lines[i - 1].strip():
+            continue
+        if i + 1 < len(lines) and lines[i + 1].strip():
+            continue
+        if BULLET.match(line) and not _PLAIN_SECTION_NUMBER.match(s):
+            continue
+        if s[-1] in "。．.:：、,;；!?！？|" or "|" in s:
+            continue
+        section, _primary = heading_section(s)
+        if _PLAIN_SECTION_NUMBER.match(s) or s.startswith("§"):
+            level = 2
+        elif section is not None or heading_key(s) in META_HEADINGS:
+            level = 1
+        elif re.search(r"[.。]", s) and not re.search(r"\s[(（][^)）]*[)）]$", s):
+            continue  # a short sentence, not a heading
+        else:
+            level = 1  # "判断基準 (Decision Drivers)", "参照 (References)", "Amendment: ..."
+        out.append(Heading(i, i + 1, level, s, False))
     return out

@@ -147,10 +147,12 @@ FALLBACK_HEADINGS: Mapping[str, str] = {
 META_HEADINGS = frozenset({"status", "ステータス", "changelog", "change log", "metadata", "状態"})
 
 # Status vocabulary: the earliest keyword in the raw status wins ("PROPOSED Implemented" -> proposed,
-# "Superseded (as never implemented) by ADR 32" -> superseded). Longer keywords are tried first at a
-# position so "not_adopted" beats "adopted".
+# "Superseded (as never implemented) by ADR 32" -> superseded). At one position the longer keyword
+# wins, so "not_adopted" beats "adopted" and "承認待ち" beats "承認"; an accepting word right after
+# "not" / "never" / 未 / 不 does not count. adr-tools itself writes "Superceded".
 STATUS_WORDS: Mapping[str, Status] = {
     "superseded": "superseded",
+    "superceded": "superseded",
     "supersede": "superseded",
     "replaced by": "superseded",
     "置換": "superseded",
@@ -168,14 +170,19 @@ STATUS_WORDS: Mapping[str, Status] = {
     "withdrawn": "rejected",
     "not adopted": "rejected",
     "not_adopted": "rejected",
+    "not accepted": "rejected",
+    "not approved": "rejected",
     "cancelled": "rejected",
     "canceled": "rejected",
     "却下": "rejected",
+    "否認": "rejected",
+    "棄却": "rejected",
     "不採用": "rejected",
     "取り下げ": "rejected",
     "見送り": "rejected",
     "accepted": "accepted",
     "approved": "accepted",
+    "decided": "accepted",
     "implemented": "accepted",
     "adopted": "accepted",
     "done": "accepted",
@@ -191,6 +198,18 @@ STATUS_WORDS: Mapping[str, Status] = {
     "実装済み": "accepted",
     "proposed": "proposed",
     "proposal": "proposed",
+    "not yet accepted": "proposed",
+    "not yet approved": "proposed",
+    "not yet decided": "proposed",
+    "undecided": "proposed",
+    "未承認": "proposed",
+    "承認待ち": "proposed",
+    "承認前": "proposed",
+    "未決定": "proposed",
+    "未決": "proposed",
+    "決定待ち": "proposed",
+    "未採用": "proposed",
+    "未採択": "proposed",
     "draft": "proposed",
     "in review": "proposed",
     "in progress": "proposed",
@@ -198,6 +217,8 @@ STATUS_WORDS: Mapping[str, Status] = {
     "open": "proposed",
     "incomplete": "proposed",
     "wip": "proposed",
+    "on hold": "proposed",
+    "保留": "proposed",
     "提案": "proposed",
     "起案": "proposed",
     "検討中": "proposed",
@@ -213,6 +234,9 @@ META_LABELS: Mapping[str, str] = {
     "状態": "status",
     "date": "date",
     "日付": "date",
+    "日時": "date",
+    "作成日": "date",
+    "作成日時": "date",
     "決定日": "date",
     "承認日時": "date",
     "承認日": "date",
@@ -224,7 +248,9 @@ META_LABELS: Mapping[str, str] = {
     "related": "related",
     "related adrs": "related",
     "supersedes": "supersedes",
+    "supercedes": "supersedes",
     "superseded by": "superseded_by",
+    "superceded by": "superseded_by",
     "置換": "supersedes",
     "置換された": "superseded_by",
 }
@@ -245,15 +271,20 @@ FRONT_MATTER_RELATIONS: Mapping[str, LinkKind] = {
 }
 
 # Relation phrases in prose (regular expressions, matched case-insensitively): (pattern, kind, where
-# the target sits relative to the phrase). "Superseded by ADR-3" names it after; "ADR-3 により上書き" before.
+# the target sits relative to the phrase). "Superseded by ADR-3" names it after; "ADR-3 により上書き"
+# before. "Superceded" / "Supercedes" are adr-tools' own spelling.
 RELATION_PHRASES: tuple[tuple[str, LinkKind, Literal["after", "before"]], ...] = (
     (r"本\s*ADR\s*を\s*(?:上書き|置換|置き換え|supersede)", "superseded_by", "before"),
     (r"により\s*(?:上書き|置換|置き換え)|で\s*supersede", "superseded_by", "before"),
     (
-        r"superseded\s+(?:\([^)]*\)\s+)?(?:in\s+part\s+)?by|replaced\s+by|置換された|置き換えられた",
+        r"super[sc]eded\s+(?:\([^()]{0,80}\)\s+)?(?:in\s+part\s+)?by|replaced\s+by|置換された|置き換えられた",
         "superseded_by",
         "after",
     ),
-    (r"\bsupersedes?\b(?!\s+by)|\breplaces\b", "supersedes", "after"),
+    (
+        r"\bsuper[sc]edes?\b(?!\s+by)|\b(?:has|have)\s+super[sc]eded\b(?!\s+by)|\breplaces\b",
+        "supersedes",
+        "after",
+    ),
     (r"を\s*(?:置換|置き換え|上書き)", "supersedes", "before"),
 )

@@ -131,6 +131,7 @@ def _blindspots(
         config=config.blindspot,
         seed=seed if seed is not None else int(adr.content_hash[:8], 16),
         overrides={name: StepOverrides.from_config(config.llm, name) for name in config.llm.prompts},
+        language=config.language if config.language in ("en", "ja") else None,
     )
 
 
@@ -177,9 +178,15 @@ def format_report(adr: Adr, recall: RecallResult | None, blind: BlindSpotResult,
     for f in blind.findings:
         lines.append("")
         lines.append(f"  [{f.severity}/{f.actionability}] {f.title}  ({', '.join(f.source)})")
-        lines.append(f"      evidence: {f.evidence}")
+        lines.append(f"      quote ({f.section or '?'}): {f.quote}")
+        lines.append(f"      gap: {f.gap}")
         if f.suggested_action:
             lines.append(f"      suggested: {f.suggested_action}")
+    for f in blind.unverified:
+        extra = f" {', '.join(f.unknown_ids)}" if f.unknown_ids else ""
+        lines.append(f"  UNVERIFIED ({f.unverified}{extra}): {f.title}  ({', '.join(f.source)})")
+    for x in blind.exclusions:
+        lines.append(f"  already covered ({x.by}): {x.title} <- {x.quote}")
     if blind.coverage_gaps:
         lines.append(f"  pre-mortem did not cover: {', '.join(blind.coverage_gaps)}")
     dropped = {k: v for k, v in blind.dropped.items() if v}

@@ -19,6 +19,8 @@ from urllib.parse import urlparse
 
 from app.prompts import PROMPTS_DIR
 
+LIVE_SAMPLES = 3  # a live run samples each case this often: one answer says little about a prompt
+
 if TYPE_CHECKING:
     from app.pipeline.ports import LlmPort
 
@@ -42,6 +44,13 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.set_defaults(mode="replay")
     parser.add_argument(
         "--record", action="store_true", help="with --live: write the answers as the new recordings"
+    )
+    parser.add_argument(
+        "--samples",
+        type=int,
+        default=None,
+        metavar="N",
+        help=f"with --live: answers per case, scored each (metrics: their mean and spread; default {LIVE_SAMPLES})",
     )
     parser.add_argument(
         "--rekey-hand-written",
@@ -71,15 +80,9 @@ def run(args: argparse.Namespace) -> int:
 
 def _run(args: argparse.Namespace) -> int:
     from app.evals.golden.cases import SOURCE_FAKE_SERVER, SOURCE_LIVE, GoldenError
+    from app.evals.golden.rekey import PriceFn, rekey_hand_written
     from app.evals.golden.report import render_markdown, render_text, report_json
-    from app.evals.golden.runner import (
-        Answering,
-        EvalReport,
-        PriceFn,
-        discover_prompts,
-        rekey_hand_written,
-        run_prompt,
-    )
+    from app.evals.golden.runner import Answering, EvalReport, discover_prompts, run_prompt
     from app.evals.golden.selection import select_changed
     from app.evals.golden.suites import suite_for
 
@@ -90,6 +93,9 @@ def _run(args: argparse.Namespace) -> int:
             "hand-written answers are re-keyed with --rekey-hand-written",
             file=sys.stderr,
         )
+        return 2
+    if args.samples is not None and (args.mode != "live" or args.samples < 1):
+        print("--samples N needs --live and N >= 1 (a recording is one answer)", file=sys.stderr)
         return 2
     names = discover_prompts(prompts_dir)
     if args.prompt:
@@ -123,7 +129,10 @@ def _run(args: argparse.Namespace) -> int:
             print(str(exc), file=sys.stderr)
             return 2
         source = SOURCE_FAKE_SERVER if _is_loopback(base_url) else SOURCE_LIVE
-        answering = Answering("live", llm=llm, record=args.record, source=source, base_url=base_url)
+        samples = args.samples or LIVE_SAMPLES
+        answering = Answering(
+            "live", llm=llm, record=args.record, source=source, base_url=base_url, samples=samples
+        )
 
     report = EvalReport(mode=args.mode, prompts=[], selected_by=selected_by, skipped=skipped)
     for name in names:

@@ -1,8 +1,10 @@
 """`adr-review serve`: the GitHub App — webhook server, durable queue, worker threads (docs/app.md).
 
-Roles: `all` (default: HTTP + workers in one process), `web` (HTTP only), `worker` (workers only; several
-worker processes on one host can share the SQLite file). Settings come from the environment
-(app.config.AppSettings, ADR_REVIEW_*); flags override them.
+Roles: `all` (default: HTTP + workers in one process), `web` (HTTP only), `worker` (workers only).
+State: the SQLite file (several processes on one host can share it), or PostgreSQL with
+ADR_REVIEW_DATABASE_URL; the ADR indexes: embedded Chroma under the store folder, or a Chroma server
+with ADR_REVIEW_CHROMA_URL. With both, web and worker processes on several hosts share nothing else.
+Settings come from the environment (app.config.AppSettings, ADR_REVIEW_*); flags override them.
 """
 
 from __future__ import annotations
@@ -60,6 +62,14 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    try:  # the [app] extra: the CLI and the Action run without it
+        import starlette  # noqa: F401
+        import uvicorn  # noqa: F401
+    except ImportError as exc:
+        print(
+            f"adr-review serve: {exc.name} is not installed: pip install 'adr-review[app]'", file=sys.stderr
+        )
+        return 2
     from app.config import AppSettings, Settings
 
     settings = AppSettings()
@@ -88,10 +98,11 @@ def run(args: argparse.Namespace) -> int:
         )
         return 2
 
-    from app.adapters.state_sqlite import SqliteStateStore
+    store, db = open_store(settings, args.db)
+    if settings.chroma_url:
+        from app.adapters.chroma_store import use_chroma_server
 
-    db = args.db or settings.db_path or (settings.store_dir / "app.sqlite3")
-    store = SqliteStateStore(db)
+        use_chroma_server(settings.chroma_url, settings.chroma_token)
     auth = _app_auth(settings)
 
     pool = None
@@ -109,7 +120,7 @@ def run(args: argparse.Namespace) -> int:
                 retry_backoff_s=settings.retry_backoff_s,
             ),
         ).start(workers)
-        log.info("workers_started", extra={"workers": workers, "db": str(db), "lease_ttl_s": lease_ttl})
+        log.info("workers_started", extra={"workers": workers, "db": db, "lease_ttl_s": lease_ttl})
 
     stop = threading.Event()
     try:
@@ -151,8 +162,7 @@ def _serve_http(
         on_enqueued=pool.notify if pool is not None else None,
         health_extra=pool.facts if pool is not None else (lambda: {"workers_alive": None}),
     )
-    config = uvicorn.Config(app, host=host, port=port, log_level="warning", access_log=False, lifespan="off")
-    server = uvicorn.Server(config)
+    server = uvicorn.Server(http_config(app, host, port, settings.max_connections))
 
     def announce() -> None:
         while not server.started and not server.should_exit:
@@ -169,6 +179,38 @@ def _serve_http(
 
     threading.Thread(target=announce, name="startup", daemon=True).start()
     server.run()
+
+
+def open_store(settings: Any, db: Path | None = None) -> tuple[Any, str]:
+    """The process's StateStore and where it is (for the logs, the password left out): PostgreSQL
+    when ADR_REVIEW_DATABASE_URL is set, else the SQLite file."""
+    if settings.database_url:
+        from app.adapters.state_postgres import PostgresStateStore
+
+        store = PostgresStateStore(settings.database_url, pool_size=settings.db_pool_size)
+        return store, store.location
+    from app.adapters.state_sqlite import SqliteStateStore
+
+    path = db or settings.db_path or (settings.store_dir / "app.sqlite3")
+    return SqliteStateStore(path), str(path)
+
+
+def http_config(app: Any, host: str, port: int, max_connections: int) -> Any:
+    """uvicorn's settings: beyond `max_connections` open connections or requests in flight, new
+    requests get 503 at once (bodies are read before their signature is checked: this, times the body
+    cap, bounds the memory unauthenticated requests can take)."""
+    import uvicorn
+
+    return uvicorn.Config(
+        app,
+        host=host,
+        port=port,
+        log_level="warning",
+        access_log=False,
+        lifespan="off",
+        limit_concurrency=max_connections,
+        timeout_keep_alive=5,
+    )
 
 
 def _catch_up(auth: Any, queue: Any, window_s: float) -> None:
@@ -221,8 +263,11 @@ def _executor(settings: Any, base: Any, store: Any, auth: Any, max_attempts: int
         from app.adapters.index_open import open_index
         from app.pipeline.keys import index_slot
 
-        path = index_dir / index_slot(repo, adr_dir)
-        return _LockedIndex(open_index(path, config.retrieval), path)
+        slot = index_slot(repo, adr_dir)
+        path = index_dir / slot
+        # A Chroma server holds every repository's folders: one collection each, named by the slot.
+        collection = slot if settings.chroma_url else "adrs"
+        return _LockedIndex(open_index(path, config.retrieval, collection=collection), slot, store)
 
     deps = AppDeps(
         store=store,
@@ -239,18 +284,26 @@ def _executor(settings: Any, base: Any, store: Any, auth: Any, max_attempts: int
 
 
 class _LockedIndex:
-    """Worker threads may review the same repo at once: one lock per index folder around its use."""
+    """Worker threads may review the same repo at once: one lock per index around its use. A sync also
+    takes the store's lock of the index: processes on other hosts (one Chroma server) then never write
+    one collection at the same time (two first syncs would both create it)."""
 
-    _locks: dict[Path, threading.Lock] = {}
+    _locks: dict[str, threading.Lock] = {}
     _guard = threading.Lock()
 
-    def __init__(self, index: Any, path: Path) -> None:
+    def __init__(self, index: Any, slot: str, store: Any) -> None:
         self._index = index
+        self._slot = slot
+        self._store = store
         with _LockedIndex._guard:
-            self._lock = _LockedIndex._locks.setdefault(path, threading.Lock())
+            self._lock = _LockedIndex._locks.setdefault(slot, threading.Lock())
 
     def sync(self, adrs: Any) -> Any:
-        with self._lock:
+        from app.pipeline.locks import StoreLocks
+        from app.pipeline.worker import default_owner
+
+        held = StoreLocks(self._store, f"{default_owner()}:{threading.get_ident()}", wait_s=900.0)
+        with self._lock, held(f"index:{self._slot}"):
             return self._index.sync(adrs)
 
     def search(self, query: str, **kw: Any) -> Any:

@@ -11,7 +11,6 @@ silently scoring an answer to a different question.
 from __future__ import annotations
 
 import functools
-import hashlib
 import json
 from pathlib import Path
 from typing import Any
@@ -22,6 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from app.core.adr import Adr, parse_adr
 from app.core.results import Usage
 from app.pipeline.ports import LlmRequest, LlmResponse
+from app.pipeline.structured import request_key as structured_request_key
 from app.prompts import Prompt
 
 CASE_SUFFIX = ".case.yaml"
@@ -83,6 +83,17 @@ class RecordedRequest(BaseModel):
     prompt_files_hash: str
 
 
+class RekeyNote(BaseModel):
+    """Left by `--rekey-hand-written`: the answer was written for another request and only its key was
+    moved. Replay reports such a case as unverified and the prompt fails until a model answers the new
+    request (`--live --record`) or a person rewrites the answer for it and deletes this note."""
+
+    model_config = ConfigDict(extra="forbid")
+    from_key: str  # the key the answer was written (or last confirmed) for
+    from_prompt_files_hash: str | None = None
+    date: str
+
+
 class Recording(BaseModel):
     model_config = ConfigDict(extra="forbid")
     case: str
@@ -97,6 +108,7 @@ class Recording(BaseModel):
     note: str | None = None
     text: str = ""  # the raw answer text
     data: Any = None  # the structured answer (tool input), when the API returned one
+    rekeyed: RekeyNote | None = None  # set by --rekey-hand-written: nobody has answered this key yet
 
     @field_validator("source")
     @classmethod
@@ -111,19 +123,9 @@ class Recording(BaseModel):
 
 
 def request_key(request: LlmRequest) -> str:
-    """sha256 over everything the model sees or is constrained by; metadata (run ids) excluded."""
-    payload = {
-        "prompt": request.prompt_name,
-        "system": request.system,
-        "cacheable": request.cacheable_prefix,
-        "user": request.user,
-        "schema": request.output_schema,
-        "model": request.model,
-        "temperature": request.temperature,
-        "max_tokens": request.max_tokens,
-    }
-    blob = json.dumps(payload, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
-    return "sha256:" + hashlib.sha256(blob.encode("utf-8")).hexdigest()
+    """sha256 over everything the model sees or is constrained by (the same hash that content-addresses
+    a stage's answer in the state store); metadata (run ids) excluded."""
+    return "sha256:" + structured_request_key(request)
 
 
 def golden_dir(prompt: Prompt) -> Path:

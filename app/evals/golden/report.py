@@ -23,10 +23,16 @@ LABELS: Mapping[str, str] = {
     "citations_returned": "citations returned",
     "ids_dropped_not_in_candidates": "ids dropped: not in the candidates",
     "reasons_dropped_not_verbatim": "reasons dropped: not verbatim",
+    "reasons_dropped_too_short": "reasons dropped: too short",
     "citations_dropped_other": "citations dropped: duplicate / over the cap",
     "kept_share": "share of citations kept",
     "expected_citations_found": "expected citations found",
     "forbidden_citations_present": "forbidden citations present",
+    "precision_at_k": "precision@k (kept citations relevant in the qrels)",
+    "recall_at_k": "recall@k (qrels-relevant candidates cited)",
+    "relevance_high_share": "relevance distribution: high",
+    "relevance_med_share": "relevance distribution: med",
+    "relevance_low_share": "relevance distribution: low",
     "category_coverage": "pre-mortem category coverage",
     "findings": "findings (after the guards)",
     "findings_critical": "findings: critical",
@@ -35,6 +41,12 @@ LABELS: Mapping[str, str] = {
     "findings_low": "findings: low",
     "expected_findings_found": "expected findings found",
     "own_risk_duplicates_present": "duplicates of the ADR's own risks present",
+    "findings_unverified": "findings unverified (quote not in the ADR / unknown ADR)",
+    "quote_verified_rate": "findings whose quote verifies",
+    "output_language_rate": "findings written in the expected language",
+    "exclusions": "exclusions (already covered by the ADR)",
+    "exclusions_unverified": "Judge exclusions naming no real passage",
+    "expected_exclusions_found": "expected exclusions found",
     "dropped_by_guards": "findings dropped by the code guards",
     "severity_bounds_met": "cases within their severity bounds",
     "input_tokens": "input tokens",
@@ -53,6 +65,9 @@ def _rows(report: PromptReport) -> list[tuple[str, str, str, str]]:
         shown = fmt_metric(value, metric)
         if metric in ("input_tokens", "output_tokens", "cost_usd") and report.usage_estimated:
             shown = f"~{shown}"
+        elif metric in report.spread and report.spread[metric][0] != report.spread[metric][1]:
+            lo, hi, sd = report.spread[metric]
+            shown = f"{shown} [{fmt_metric(lo, metric)}–{fmt_metric(hi, metric)}, sd {sd:.2f}]"
         rows.append(
             (
                 LABELS.get(metric, metric),
@@ -70,11 +85,45 @@ def _rows(report: PromptReport) -> list[tuple[str, str, str, str]]:
 def _problems(report: PromptReport) -> list[str]:
     lines = list(report.errors)
     for c in report.cases:
-        if c.status == "ok":
-            lines.extend(f"{c.case_id}: {f}" for f in (c.score.failures if c.score else []))
-        else:
-            lines.append(f"{c.case_id}: {c.status}: {c.message}".rstrip(": "))
+        if c.rekeyed:
+            lines.append(f"{c.case_id}: UNVERIFIED: its hand-written answer was re-keyed, not answered anew")
+        for i, sample in enumerate(c.samples or [c]):
+            where = f"{c.case_id}" + (f" (sample {i + 1})" if len(c.samples) > 1 else "")
+            if sample.status == "ok":
+                lines.extend(f"{where}: {f}" for f in (sample.score.failures if sample.score else []))
+            else:
+                lines.append(f"{where}: {sample.status}: {sample.message}".rstrip(": "))
     return lines
+
+
+REKEYED_HELP = (
+    "{name}: {n} of {total} recordings were re-keyed by --rekey-hand-written ({ids}): their answers were "
+    "written for an earlier request, so nothing shows that the changed prompt still gets such answers. "
+    "The gate does not pass on them.\n"
+    "    with a key:     ANTHROPIC_API_KEY=... adr-review eval prompts --prompt {name} --live --record\n"
+    "    without a key:  rewrite each answer by hand for the new prompt, then delete its `rekeyed` note "
+    "(a reviewer sees that in the diff; see docs/golden-eval.md)"
+)
+
+
+def _rekeyed_help(report: PromptReport) -> str | None:
+    if not report.rekeyed:
+        return None
+    return REKEYED_HELP.format(
+        name=report.name,
+        n=len(report.rekeyed),
+        total=len(report.cases),
+        ids=", ".join(c.case_id for c in report.rekeyed),
+    )
+
+
+def _answers(report: PromptReport) -> str:
+    sources = ", ".join(f"{n}× {s}" for s, n in report.sources.items()) or "—"
+    if report.rekeyed:
+        sources += f" ({len(report.rekeyed)} re-keyed: UNVERIFIED)"
+    if report.samples > 1:
+        sources += f"; {report.samples} samples per case, metrics are their mean [min–max, sd]"
+    return sources
 
 
 def _stale_help(report: PromptReport, prompts_dir: Path) -> str | None:
@@ -95,8 +144,7 @@ def render_text(report: EvalReport, prompts_dir: Path) -> str:
         out.append(f"selected by {report.selected_by}: {', '.join(p.name for p in report.prompts) or 'none'}")
     for p in report.prompts:
         status = "PASS" if p.passed else "FAIL"
-        sources = ", ".join(f"{n}× {s}" for s, n in p.sources.items())
-        out.append(f"\n{p.name}  [{p.mode}]  {status}   answers: {sources or '—'}")
+        out.append(f"\n{p.name}  [{p.mode}]  {status}   answers: {_answers(p)}")
         rows = _rows(p)
         w = [max([len(r[i]) for r in rows] + [6]) for i in range(4)]
         out.append(f"  {'metric':<{w[0]}}  {'value':>{w[1]}}  {'gate':<{w[2]}}  ")
@@ -106,9 +154,9 @@ def render_text(report: EvalReport, prompts_dir: Path) -> str:
             out.append(f"  - {line}")
         if p.recorded:
             out.append(f"  recorded: {', '.join(p.recorded)}")
-        help_text = _stale_help(p, prompts_dir)
-        if help_text:
-            out.append("  " + help_text)
+        for help_text in (_stale_help(p, prompts_dir), _rekeyed_help(p)):
+            if help_text:
+                out.append("  " + help_text)
     out.append(
         f"\n{'PASS' if report.passed else 'FAIL'}: {len(report.prompts)} prompt(s), mode {report.mode}"
     )
@@ -129,11 +177,10 @@ def render_markdown(report: EvalReport, prompts_dir: Path) -> str:
             "",
         ]
     for p in report.prompts:
-        sources = ", ".join(f"{n}× {s}" for s, n in p.sources.items())
         out += [
             f"### `{p.name}` — {'pass' if p.passed else '**FAIL**'}",
             "",
-            f"Answers: {sources or '—'}",
+            f"Answers: {_answers(p)}",
             "",
         ]
         out += ["| metric | value | gate | |", "|---|---:|---|---|"]
@@ -143,9 +190,9 @@ def render_markdown(report: EvalReport, prompts_dir: Path) -> str:
             out += ["", "<details><summary>cases that missed something</summary>", ""]
             out += [f"- {_md_cell(line)}" for line in problems]
             out += ["", "</details>"]
-        help_text = _stale_help(p, prompts_dir)
-        if help_text:
-            out += ["", "```", help_text, "```"]
+        for help_text in (_stale_help(p, prompts_dir), _rekeyed_help(p)):
+            if help_text:
+                out += ["", "```", help_text, "```"]
         out.append("")
     if any(p.usage_estimated for p in report.prompts):
         out.append(
@@ -172,15 +219,23 @@ def report_json(report: EvalReport) -> dict[str, Any]:
                 "errors": p.errors,
                 "sources": p.sources,
                 "recorded": p.recorded,
+                "samples": p.samples,
+                "spread": {m: {"min": lo, "max": hi, "sd": sd} for m, (lo, hi, sd) in p.spread.items()},
+                "rekeyed": [c.case_id for c in p.rekeyed],
                 "cases": [
                     {
                         "id": c.case_id,
                         "status": c.status,
                         "passed": c.passed,
+                        "rekeyed": c.rekeyed,
                         "message": c.message,
                         "source": c.source,
                         "counts": c.score.counts if c.score else {},
                         "failures": c.score.failures if c.score else [],
+                        "samples": [
+                            {"status": x.status, "counts": x.score.counts if x.score else {}}
+                            for x in c.samples
+                        ],
                     }
                     for c in p.cases
                 ],

@@ -1,16 +1,23 @@
-"""Run one prompt's golden cases: replay the recordings, or answer live (and record), or re-key.
+"""Run one prompt's golden cases: replay the recordings, or answer live (several samples; and record).
 
 Replay feeds each case's recorded answer through the production stage (the suite runs run_recall /
 run_blindspots with the model port answered from the recording: render -> call_prompt -> validation ->
 the pipeline's own verification and guards), checks it against output_schema.json as well, and marks a
-case whose recording no longer matches the request production would send as stale.
+case whose recording no longer matches the request production would send as stale. A recording that
+`--rekey-hand-written` moved to a new key answers a request nobody has answered: its case is scored
+but reported as unverified, and the prompt fails (see RekeyNote).
+
+Live takes `samples` answers per case (concurrently); each sample is scored on its own, the prompt's
+metrics are the mean over the samples and `spread` their range and standard deviation, so one lucky
+sample does not pass a prompt and a noisy one shows as noise.
 """
 
 from __future__ import annotations
 
-import json
+import statistics
 from collections import Counter
 from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
@@ -20,18 +27,15 @@ from app.core.llm_json import NotJsonError, parse_json_answer, schema_errors
 from app.core.results import Usage
 from app.evals.golden.cases import (
     SOURCE_FAKE_SERVER,
-    SOURCE_HAND_WRITTEN,
     SOURCE_LIVE,
     GoldenCase,
     GoldenError,
     RecordedRequest,
     RecordedUsage,
     Recording,
-    estimate_tokens,
     golden_dir,
     load_cases,
     load_recording,
-    request_chars,
     request_key,
     save_recording,
 )
@@ -60,14 +64,21 @@ class PromptReport:
     checks: list[Check] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
     recorded: list[str] = field(default_factory=list)
+    samples: int = 1  # answers per case (live); the metrics are their mean
+    spread: dict[str, tuple[float, float, float]] = field(default_factory=dict)  # metric -> (min, max, sd)
 
     @property
     def stale(self) -> list[CaseResult]:
         return [c for c in self.cases if c.status in ("stale", "missing", "unreadable")]
 
     @property
+    def rekeyed(self) -> list[CaseResult]:
+        """Cases replayed from a re-keyed hand-written answer: nobody answered their request."""
+        return [c for c in self.cases if c.rekeyed]
+
+    @property
     def passed(self) -> bool:
-        return not self.errors and not self.stale and all(c.ok for c in self.checks)
+        return not self.errors and not self.stale and not self.rekeyed and all(c.ok for c in self.checks)
 
     @property
     def sources(self) -> dict[str, int]:
@@ -104,10 +115,11 @@ class Answering:
     record: bool = False
     source: str = SOURCE_LIVE
     base_url: str | None = None
+    samples: int = 1  # live: answers per case
 
 
 def run_prompt(name: str, suite: Suite | None, prompts_dir: Path, answering: Answering) -> PromptReport:
-    report = PromptReport(name=name, mode=answering.mode)
+    report = PromptReport(name=name, mode=answering.mode, samples=_samples(answering))
     try:
         prompt = load_prompt(name, prompts_dir)
     except PromptError as exc:
@@ -126,7 +138,7 @@ def run_prompt(name: str, suite: Suite | None, prompts_dir: Path, answering: Ans
         report.cases.append(result)
         if recorded:
             report.recorded.append(case.id)
-    report.metrics = _metrics(report.cases, suite)
+    report.metrics, report.spread = _sampled_metrics(report.cases, suite, report.samples)
     thresholds = {**COMMON_THRESHOLDS, **suite.default_thresholds(), **eval_thresholds(prompt)}
     report.checks = check_thresholds(report.metrics, thresholds)
     return report
@@ -159,11 +171,30 @@ def _run_case(
             message = f"recorded for {recording.key[:19]}…, the prompt now renders {key[:19]}…"
             return CaseResult(case.id, "stale", message=message, source=recording.source), False
         answerer = _Answerer(replay=recording)
-        answer_source = recording.source
-    else:
-        assert answering.llm is not None, "live mode needs an LLM"
-        answerer = _Answerer(live=answering.llm)
-        answer_source = answering.source
+        result = _scored(case, prompt, suite, answerer, recording.source)
+        if recording.rekeyed is not None:
+            result.rekeyed = True
+        return result, False
+    assert answering.llm is not None, "live mode needs an LLM"
+    live = answering.llm
+    answerers = [_Answerer(live=live) for _ in range(_samples(answering))]
+    with ThreadPoolExecutor(max_workers=min(len(answerers), 4), thread_name_prefix="golden-sample") as pool:
+        samples = list(pool.map(lambda a: _scored(case, prompt, suite, a, answering.source), answerers))
+    result = samples[0]
+    result.samples = samples
+    first = answerers[0]
+    if answering.record and first.response is not None and first.request is not None:
+        save_recording(folder, _recording(case, prompt, first.request, first.response, answering))
+        return result, True
+    return result, False
+
+
+def _samples(answering: Answering) -> int:
+    return max(1, answering.samples) if answering.mode == "live" else 1
+
+
+def _scored(case: GoldenCase, prompt: Prompt, suite: Suite, answerer: _Answerer, source: str) -> CaseResult:
+    """One answer through the production stage, scored, then held to the strict output schema."""
     try:
         evaluation = suite.evaluate(case, prompt, answerer)
     except Exception as exc:  # production code choking on an answer is a finding, not a crash of the gate
@@ -175,7 +206,7 @@ def _run_case(
         message=evaluation.message,
         usage=evaluation.usage,
         usage_estimated=answerer.recording is not None and answerer.recording.usage.estimated,
-        source=answer_source,
+        source=source,
     )
     if answerer.response is None and result.status == "ok":
         result.status, result.message = "input_error", "the step under test was never called"
@@ -184,16 +215,7 @@ def _run_case(
         if problems:  # the pipeline repaired or tolerated it; the contract the model was given did not
             result.status = "schema"
             result.message = "violates output_schema.json (the pipeline tolerated it): " + "; ".join(problems)
-    if (
-        answering.mode == "live"
-        and answering.record
-        and answerer.response is not None
-        and answerer.request is not None
-    ):
-        recording = _recording(case, prompt, answerer.request, answerer.response, answering)
-        save_recording(folder, recording)
-        return result, True
-    return result, False
+    return result
 
 
 def _strict_schema_problems(response: LlmResponse | None, prompt: Prompt) -> list[str]:
@@ -247,7 +269,7 @@ def _recording(
             cache_write_tokens=u.cache_write_tokens,
             cost_usd=round(u.cost_usd, 6),
         ),
-        request=_recorded_request(request, prompt),
+        request=recorded_request(request, prompt),
         base_url=answering.base_url,
         note=(
             "Answer of the local fake Messages API server (tests/fakes/messages_server.py), not of a model."
@@ -259,13 +281,35 @@ def _recording(
     )
 
 
-def _recorded_request(request: LlmRequest, prompt: Prompt) -> RecordedRequest:
+def recorded_request(request: LlmRequest, prompt: Prompt) -> RecordedRequest:
     return RecordedRequest(
         model=request.model,
         temperature=request.temperature,
         max_tokens=request.max_tokens,
         prompt_files_hash=prompt.files_hash(),
     )
+
+
+def _sampled_metrics(
+    cases: Sequence[CaseResult], suite: Suite, samples: int
+) -> tuple[dict[str, float], dict[str, tuple[float, float, float]]]:
+    """The metrics, and with several samples their mean with each metric's (min, max, sd) over them."""
+    if samples <= 1:
+        return _metrics(cases, suite), {}
+    runs = [
+        _metrics([c.samples[i] if len(c.samples) > i else c for c in cases], suite) for i in range(samples)
+    ]
+    names = [m for m in runs[0] if all(m in r for r in runs)]
+    mean = {m: statistics.mean(r[m] for r in runs) for m in names}
+    spread = {
+        m: (min(r[m] for r in runs), max(r[m] for r in runs), statistics.pstdev(r[m] for r in runs))
+        for m in names
+    }
+    # Usage is paid once per sample: report the total, not the mean.
+    for m in ("input_tokens", "output_tokens", "cost_usd"):
+        if m in mean:
+            mean[m] = round(sum(r[m] for r in runs), 4)
+    return mean, spread
 
 
 def _metrics(cases: Sequence[CaseResult], suite: Suite) -> dict[str, float]:
@@ -289,76 +333,3 @@ def _metrics(cases: Sequence[CaseResult], suite: Suite) -> dict[str, float]:
         }
     )
     return metrics
-
-
-# --- re-keying hand-written answers --------------------------------------------------------------
-
-
-class PriceFn:
-    """USD for a call, from the adapter's price table (repo config `llm.prices`)."""
-
-    def __init__(self) -> None:
-        from app.config import LlmSettings
-
-        self.settings = LlmSettings()
-
-    def __call__(self, model: str, input_tokens: int, output_tokens: int) -> float:
-        price = self.settings.price_for(model)
-        if price is None:
-            return 0.0
-        return (input_tokens * price.input + output_tokens * price.output) / 1_000_000
-
-
-def rekey_hand_written(
-    name: str, suite: Suite | None, prompts_dir: Path, price: PriceFn | None = None
-) -> list[str]:
-    """Re-key the hand-written recordings of one prompt to what it renders now. Returns messages.
-
-    Only answers labelled hand-written are touched: a model's recorded answer to an old prompt is not
-    an answer to the new one, so those must be re-recorded live.
-    """
-    prompt = load_prompt(name, prompts_dir)
-    if suite is None:
-        return [f"{name}: no eval suite"]
-    folder = golden_dir(prompt)
-    cases, errors = load_cases(folder)
-    messages = list(errors)
-    for case in cases:
-        try:
-            request = suite.request(case, prompt)
-            recording = load_recording(folder, case.id)
-        except Exception as exc:
-            messages.append(f"{name}/{case.id}: {type(exc).__name__}: {exc}")
-            continue
-        if recording is None:
-            messages.append(
-                f"{name}/{case.id}: no recording to re-key (write {case.id}.recording.json first)"
-            )
-            continue
-        if recording.source != SOURCE_HAND_WRITTEN:
-            messages.append(
-                f"{name}/{case.id}: recorded from {recording.source!r}, not hand-written: re-record it with --live --record"
-            )
-            continue
-        key = request_key(request)
-        if recording.key == key:
-            continue
-        output = recording.text or json.dumps(recording.data, ensure_ascii=False)
-        in_tokens, out_tokens = estimate_tokens(request_chars(request)), estimate_tokens(len(output))
-        updated = recording.model_copy(
-            update={
-                "key": key,
-                "model": request.model,
-                "date": date.today().isoformat(),
-                "request": _recorded_request(request, prompt),
-                "usage": RecordedUsage(
-                    input_tokens=in_tokens,
-                    output_tokens=out_tokens,
-                    cost_usd=round(price(request.model, in_tokens, out_tokens), 6) if price else 0.0,
-                    estimated=True,
-                ),
-            }
-        )
-        save_recording(folder, updated)
-        messages.append(f"{name}/{case.id}: re-keyed hand-written answer")
-    return messages

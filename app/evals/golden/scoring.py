@@ -6,13 +6,14 @@ findings go through the blind-spot guards (app/core/findings.py); the suites onl
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from app.core.results import Finding, Usage
+from app.core.results import Usage
 from app.core.text import contains_verbatim, normalize
 from app.evals.golden.cases import GoldenCase
 from app.pipeline.ports import LlmRequest, LlmResponse
@@ -47,6 +48,8 @@ class CaseResult:
     usage: Usage = field(default_factory=Usage)
     usage_estimated: bool = False
     source: str | None = None  # where the scored answer came from
+    rekeyed: bool = False  # replayed from a recording that --rekey-hand-written moved: unverified
+    samples: list[CaseResult] = field(default_factory=list)  # live: every sample (this one is the first)
 
     @property
     def answered(self) -> bool:
@@ -119,20 +122,30 @@ def summed(scores: Sequence[CaseScore]) -> dict[str, float]:
 # --- expectations shared by the suites -------------------------------------------------------------------
 
 
+# Quoted text inside a finding's own words ("the ADR says 「…」"): a phrase found only there was copied
+# from the ADR, not said by the model, so it never counts.
+_QUOTED = re.compile(r"「[^」]*」|『[^』]*』|“[^”]*”|\"[^\"\n]*\"|`[^`\n]*`|«[^»]*»|^\s*>.*$", re.MULTILINE)
+
+
+def unquoted(text: str) -> str:
+    """`text` with every quoted span blanked out."""
+    return _QUOTED.sub(" ", text)
+
+
 class Phrase(BaseModel):
-    """A finding the case expects (or forbids): any key phrase in its text, or one of its dedupe groups."""
+    """A finding the case expects (or forbids): any key phrase in what the model itself wrote (never in
+    its `quote` of the ADR, nor in text it quotes inside its own words), or one of its dedupe groups."""
 
     model_config = ConfigDict(extra="forbid")
     label: str
     any_of: list[str] = Field(default_factory=list)
     dedupe_group: list[str] = Field(default_factory=list)
 
-    def matches(self, finding: Finding, fields: Sequence[str]) -> bool:
-        if finding.dedupe_group and normalize(finding.dedupe_group) in {
-            normalize(g) for g in self.dedupe_group
-        }:
+    def matches(self, finding: Any, fields: Sequence[str]) -> bool:
+        group = getattr(finding, "dedupe_group", "")
+        if group and normalize(group) in {normalize(g) for g in self.dedupe_group}:
             return True
-        text = "\\n".join(str(getattr(finding, f) or "") for f in fields).casefold()
+        text = "\n".join(unquoted(str(getattr(finding, f, "") or "")) for f in fields).casefold()
         return any(contains_verbatim(text, p.casefold()) for p in self.any_of)
 
 
@@ -194,7 +207,7 @@ def _fmt(value: float) -> str:
     return str(int(value)) if float(value).is_integer() else f"{value:.2f}"
 
 
-RATE_SUFFIXES = ("_rate", "_share", "_found", "_coverage", "_met")
+RATE_SUFFIXES = ("_rate", "_share", "_found", "_coverage", "_met", "_at_k")
 
 
 def fmt_metric(value: float | None, metric: str = "") -> str:

@@ -5,14 +5,15 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from app.config import BlindSpotConfig
-from app.core.adr import Adr
-from app.core.results import BlindSpotResult, Citation, Relevance, Severity, Usage
-from app.evals.golden.cases import LIBRARY_DIR, GoldenCase, GoldenError, load_library_adr
+from app.core.adr import Adr, parse_adr
+from app.core.results import BlindSpotResult, Citation, Finding, Relevance, Severity, Usage
+from app.core.text import is_japanese
+from app.evals.golden.cases import LIBRARY_DIR, GoldenCase, GoldenError, library_path, load_library_adr
 from app.evals.golden.scoring import (
     AnswerFn,
     Bounds,
@@ -29,10 +30,12 @@ from app.prompts import CONSTITUTION_FILE, Prompt, PromptFiles
 
 CRITIC_NODES: Mapping[str, str] = {prompt: node for node, prompt in CRITIC_PROMPTS.items()}
 BLINDSPOT_PROMPTS = (*CRITIC_NODES, JUDGE_PROMPT)
-# Text a user reads in a finding: what "must find" looks in. "Must not find" only looks at what the
-# finding is about (its title and topic key), since evidence legitimately quotes the ADR's own risks.
-MUST_FIND_FIELDS = ("title", "evidence", "suggested_action")
+# What the model itself says in a finding: what "must find" looks in (never the `quote` of the ADR:
+# a generic finding that quotes the right paragraph has not found anything). "Must not find" only looks
+# at what the finding is about (its title and topic key).
+MUST_FIND_FIELDS = ("title", "gap", "suggested_action")
 MUST_NOT_FIND_FIELDS = ("title",)
+LANGUAGE_FIELDS = ("title", "gap", "suggested_action")  # the free text the model is asked to write
 
 
 class CitationInput(BaseModel):
@@ -55,6 +58,11 @@ class BlindSpotInput(BaseModel):
     seed: int = 0  # the Devil's Advocate's perspective draw
     # Judge cases: the critics' answers (their prompts' JSON), the Judge's input. Keeps cases independent.
     critic_answers: dict[str, Any] = Field(default_factory=dict)
+    # The repo setting `language`: what the models are asked to write (None: the ADR's own language).
+    language: Literal["en", "ja"] | None = None
+    # Ablation: exact passages of the ADR's file removed before it is parsed (e.g. one Risks bullet), so
+    # one case can show a finding is raised when the ADR is silent and excluded when it is not.
+    remove: list[str] = Field(default_factory=list)
 
 
 class BlindSpotExpect(BaseModel):
@@ -62,6 +70,7 @@ class BlindSpotExpect(BaseModel):
     categories: list[str] = Field(default_factory=list)  # pre-mortem categories the answer must cover
     must_find: list[Phrase] = Field(default_factory=list)
     must_not_find: list[Phrase] = Field(default_factory=list)  # e.g. what the ADR's own Risks already say
+    must_exclude: list[Phrase] = Field(default_factory=list)  # listed as "already covered by the ADR"
     findings: Bounds | None = None  # count after the guards
     severity: dict[Severity, Bounds] = Field(default_factory=dict)
 
@@ -112,7 +121,7 @@ class BlindSpotSuite:
 
     def _inputs(self, case: GoldenCase, prompt: Prompt) -> tuple[BlindSpotInput, Adr, dict[str, Any]]:
         inp = BlindSpotInput.model_validate(case.input)
-        adr = load_library_adr(prompt, inp.adr)
+        adr = _ablated(prompt, inp) if inp.remove else load_library_adr(prompt, inp.adr)
         fixed = {}
         for node, answer in inp.critic_answers.items():
             if node not in CRITIC_PROMPTS:
@@ -133,6 +142,7 @@ class BlindSpotSuite:
             config=BlindSpotConfig(enabled=True, adjacent_domain=adjacent),
             seed=inp.seed,
             prompts=PromptFiles(prompt.folder.parent),
+            language=inp.language,
         )
 
     def request(self, case: GoldenCase, prompt: Prompt) -> LlmRequest:
@@ -145,7 +155,7 @@ class BlindSpotSuite:
         return llm.requests[0]
 
     def evaluate(self, case: GoldenCase, prompt: Prompt, answer: AnswerFn) -> Evaluation:
-        _inp, _adr, fixed = self._inputs(case, prompt)
+        inp, adr, fixed = self._inputs(case, prompt)
         expect = BlindSpotExpect.model_validate(case.expect)
         llm = _DagLlm(self.prompt_name, answer, fixed)
         result = self._run(case, prompt, llm)
@@ -155,13 +165,29 @@ class BlindSpotSuite:
         mine = [e for e in result.errors if e.node == self.node]
         if mine:
             return step_failure(mine[0].message, usage)
-        return Evaluation("ok", score=self.score(result, expect), usage=usage)
+        language = inp.language or adr.language
+        return Evaluation("ok", score=self.score(result, expect, language), usage=usage)
 
-    def score(self, result: BlindSpotResult, expect: BlindSpotExpect) -> CaseScore:
+    def score(self, result: BlindSpotResult, expect: BlindSpotExpect, language: str = "en") -> CaseScore:
         s = CaseScore()
         findings = result.findings
         total = len(findings) + result.omitted_count
         s.add("findings", total)
+        s.add("findings_unverified", len(result.unverified))
+        s.add("quotes_checked", total + len(result.unverified))
+        s.add("quotes_verified", total)
+        for f in (*findings, *result.unverified):
+            s.add("language_checked")
+            s.add("language_ok", float(_written_in(f, language)))
+        wrong = [f.title for f in (*findings, *result.unverified) if not _written_in(f, language)]
+        s.expect(not wrong, f"{len(wrong)} finding(s) not written in {language}: {wrong[:1]}")
+        s.add("exclusions", len(result.exclusions))
+        s.add("exclusions_unverified", result.dropped.get("judge_exclusion_unverified", 0))
+        for want in expect.must_exclude:
+            s.add("expected_exclusions")
+            found = any(want.matches(x, MUST_NOT_FIND_FIELDS) for x in result.exclusions)
+            s.add("expected_exclusions_found", float(found))
+            s.expect(found, f"expected exclusion missing: {want.label}")
         for severity, n in result.total_count_by_severity.items():
             s.add(f"findings_{severity}", n)
         s.add(
@@ -207,6 +233,8 @@ class BlindSpotSuite:
             ],
             "coverage_gaps": list(result.coverage_gaps),
             "dropped": dict(result.dropped),
+            "unverified": [{"title": f.title, "why": f.unverified} for f in result.unverified],
+            "exclusions": [{"title": x.title, "by": x.by, "quote": x.quote} for x in result.exclusions],
         }
         return s
 
@@ -222,9 +250,18 @@ class BlindSpotSuite:
                 t.get("expected_findings_found", 0.0), t.get("expected_findings", 0.0)
             ),
             "own_risk_duplicates_present": t.get("own_risk_duplicates_present", 0.0),
+            "findings_unverified": t.get("findings_unverified", 0.0),
+            "quote_verified_rate": ratio(t.get("quotes_verified", 0.0), t.get("quotes_checked", 0.0)),
+            "output_language_rate": ratio(t.get("language_ok", 0.0), t.get("language_checked", 0.0)),
             "dropped_by_guards": t.get("dropped_by_guards", 0.0),
             "severity_bounds_met": ratio(t.get("bounds_met", 0.0), t.get("bounds_cases", 0.0)),
         }
+        if self.node == "judge":
+            out["exclusions"] = t.get("exclusions", 0.0)
+            out["exclusions_unverified"] = t.get("exclusions_unverified", 0.0)
+            out["expected_exclusions_found"] = ratio(
+                t.get("expected_exclusions_found", 0.0), t.get("expected_exclusions", 0.0)
+            )
         if self.node == "premortem":
             out["category_coverage"] = ratio(
                 t.get("categories_covered", 0.0), t.get("categories_required", 0.0)
@@ -236,7 +273,28 @@ class BlindSpotSuite:
             "expected_findings_found": 0.75,
             "max_own_risk_duplicates_present": 0,
             "severity_bounds_met": 0.8,
+            "quote_verified_rate": 0.9,
+            "output_language_rate": 0.95,
         }
         if self.node == "premortem":
             base["category_coverage"] = 1.0
+        if self.node == "judge":
+            base["expected_exclusions_found"] = 0.75
+            base["max_exclusions_unverified"] = 0
         return base
+
+
+def _written_in(finding: Finding, language: str) -> bool:
+    """Whether the model's own words in a finding are in `language` (quotes of the ADR are not looked at)."""
+    text = " ".join(str(getattr(finding, f) or "") for f in LANGUAGE_FIELDS)
+    return is_japanese(text) if language == "ja" else not is_japanese(text)
+
+
+def _ablated(prompt: Prompt, inp: BlindSpotInput) -> Adr:
+    """The case's ADR with `remove` cut out of its file, parsed as production would parse that file."""
+    data = library_path(prompt, inp.adr).read_text(encoding="utf-8")
+    for passage in inp.remove:
+        if passage not in data:
+            raise GoldenError(f"remove: {passage[:60]!r} is not in {inp.adr}")
+        data = data.replace(passage, "", 1)
+    return parse_adr(inp.adr.rsplit("/", 1)[-1], data.encode("utf-8"))

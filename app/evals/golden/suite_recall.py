@@ -9,7 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from app.config import RepoConfig
 from app.core.adr import Adr, canonical_id_key
-from app.core.citations import NOT_A_CANDIDATE, NOT_VERBATIM
+from app.core.citations import NOT_A_CANDIDATE, NOT_VERBATIM, TOO_SHORT
 from app.core.results import Candidate, RecallResult, RetrievalResult, Usage
 from app.evals.golden.cases import LIBRARY_DIR, GoldenCase, GoldenError, load_library_adr
 from app.evals.golden.scoring import AnswerFn, CaseScore, Evaluation, ratio, step_failure, summed
@@ -42,6 +42,9 @@ class RecallExpect(BaseModel):
     must_not_cite: list[str] = Field(default_factory=list)
     min_kept_share: float | None = None  # kept by verification / returned by the model
     max_citations: int | None = None
+    # The qrels: every earlier ADR the proposal really references (file names or ids, from the corpus'
+    # qrels.jsonl), for precision@k and recall@k; none for a proposal that should cite nothing.
+    relevant: list[str] = Field(default_factory=list)
 
 
 class _GoldenIndex:
@@ -86,7 +89,7 @@ class _StepLlm:
 
 def _id_matches(want: str, adr_id: str, path: str) -> bool:
     w = want.strip()
-    return canonical_id_key(w) == canonical_id_key(adr_id) or w == path.rsplit("/", 1)[-1]
+    return canonical_id_key(w) == canonical_id_key(adr_id) or w.rsplit("/", 1)[-1] == path.rsplit("/", 1)[-1]
 
 
 class RecallSuite:
@@ -156,7 +159,21 @@ class RecallSuite:
         s.add("citations_kept", len(kept))
         s.add("ids_dropped_not_in_candidates", dropped.pop(NOT_A_CANDIDATE, 0))
         s.add("reasons_dropped_not_verbatim", dropped.pop(NOT_VERBATIM, 0))
+        s.add("reasons_dropped_too_short", dropped.pop(TOO_SHORT, 0))
         s.add("citations_dropped_other", sum(dropped.values()))
+        for c in kept:
+            s.add(f"relevance_{c.relevance}")
+            s.add("citations_relevant", float(any(_id_matches(r, c.adr_id, c.path) for r in expect.relevant)))
+        relevant_candidates = [
+            c
+            for c in result.candidates
+            if any(_id_matches(r, c.adr.adr_id, c.adr.path) for r in expect.relevant)
+        ]
+        s.add("relevant_candidates", len(relevant_candidates))
+        s.add(
+            "relevant_candidates_cited",
+            sum(1 for c in relevant_candidates if any(k.path == c.adr.path for k in kept)),
+        )
         for want in expect.must_cite:
             s.add("expected_citations")
             found = any(_id_matches(want, c.adr_id, c.path) for c in kept)
@@ -198,6 +215,14 @@ class RecallSuite:
                 t.get("expected_citations_found", 0.0), t.get("expected_citations", 0.0)
             ),
             "forbidden_citations_present": t.get("forbidden_citations_present", 0.0),
+            "reasons_dropped_too_short": t.get("reasons_dropped_too_short", 0.0),
+            # Micro-averaged over the kept citations / over the qrels-relevant candidates shown.
+            "precision_at_k": ratio(t.get("citations_relevant", 0.0), t.get("citations_kept", 0.0)),
+            "recall_at_k": ratio(t.get("relevant_candidates_cited", 0.0), t.get("relevant_candidates", 0.0)),
+            **{
+                f"relevance_{r}_share": ratio(t.get(f"relevance_{r}", 0.0), t.get("citations_kept", 0.0), 0.0)
+                for r in ("high", "med", "low")
+            },
         }
 
     def default_thresholds(self) -> Mapping[str, float]:
@@ -206,4 +231,5 @@ class RecallSuite:
             "kept_share": 0.8,
             "expected_citations_found": 0.75,
             "max_forbidden_citations_present": 0,
+            "precision_at_k": 0.6,
         }

@@ -1,0 +1,109 @@
+"""`--rekey-hand-written`: move hand-written answers to the key of what the prompt renders now, marked.
+
+Only answers labelled hand-written are touched: a model's recorded answer to an old prompt is not an
+answer to the new one, so those must be re-recorded live. A moved answer gets a RekeyNote (where it came
+from): replay scores it but reports it as unverified and the prompt fails, until a model answers the new
+request (`--live --record`) or a person rewrites the answer for it and deletes the note.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import date
+from pathlib import Path
+
+from app.evals.golden.cases import (
+    SOURCE_HAND_WRITTEN,
+    RecordedUsage,
+    RekeyNote,
+    estimate_tokens,
+    golden_dir,
+    load_cases,
+    load_recording,
+    request_chars,
+    request_key,
+    save_recording,
+)
+from app.evals.golden.runner import recorded_request
+from app.evals.golden.scoring import Suite
+from app.prompts import load_prompt
+
+
+class PriceFn:
+    """USD for a call, from the adapter's price table (repo config `llm.prices`)."""
+
+    def __init__(self) -> None:
+        from app.config import LlmSettings
+
+        self.settings = LlmSettings()
+
+    def __call__(self, model: str, input_tokens: int, output_tokens: int) -> float:
+        price = self.settings.price_for(model)
+        if price is None:
+            return 0.0
+        return (input_tokens * price.input + output_tokens * price.output) / 1_000_000
+
+
+def rekey_hand_written(
+    name: str, suite: Suite | None, prompts_dir: Path, price: PriceFn | None = None
+) -> list[str]:
+    """Re-key the hand-written recordings of one prompt to what it renders now. Returns messages.
+
+    Only answers labelled hand-written are touched: a model's recorded answer to an old prompt is not
+    an answer to the new one, so those must be re-recorded live.
+    """
+    prompt = load_prompt(name, prompts_dir)
+    if suite is None:
+        return [f"{name}: no eval suite"]
+    folder = golden_dir(prompt)
+    cases, errors = load_cases(folder)
+    messages = list(errors)
+    for case in cases:
+        try:
+            request = suite.request(case, prompt)
+            recording = load_recording(folder, case.id)
+        except Exception as exc:
+            messages.append(f"{name}/{case.id}: {type(exc).__name__}: {exc}")
+            continue
+        if recording is None:
+            messages.append(
+                f"{name}/{case.id}: no recording to re-key (write {case.id}.recording.json first)"
+            )
+            continue
+        if recording.source != SOURCE_HAND_WRITTEN:
+            messages.append(
+                f"{name}/{case.id}: recorded from {recording.source!r}, not hand-written: re-record it with --live --record"
+            )
+            continue
+        key = request_key(request)
+        if recording.key == key:
+            continue
+        output = recording.text or json.dumps(recording.data, ensure_ascii=False)
+        in_tokens, out_tokens = estimate_tokens(request_chars(request)), estimate_tokens(len(output))
+        # The first re-key's origin is kept: re-keying twice does not make the answer any newer.
+        note = recording.rekeyed or RekeyNote(
+            from_key=recording.key,
+            from_prompt_files_hash=recording.request.prompt_files_hash,
+            date=date.today().isoformat(),
+        )
+        updated = recording.model_copy(
+            update={
+                "rekeyed": note,
+                "key": key,
+                "model": request.model,
+                "date": date.today().isoformat(),
+                "request": recorded_request(request, prompt),
+                "usage": RecordedUsage(
+                    input_tokens=in_tokens,
+                    output_tokens=out_tokens,
+                    cost_usd=round(price(request.model, in_tokens, out_tokens), 6) if price else 0.0,
+                    estimated=True,
+                ),
+            }
+        )
+        save_recording(folder, updated)
+        messages.append(
+            f"{name}/{case.id}: re-keyed hand-written answer (marked unverified: nobody has answered the "
+            "new request; see docs/golden-eval.md)"
+        )
+    return messages

@@ -1,0 +1,183 @@
+"""Publishing one ADR's review: the half of app/pipeline/pr.py::run_target that writes, for the Action
+and the App, with the rules that keep one right comment per ADR under races (issue 16):
+
+already_published  our comment's marker carries this run key: nothing to do, nothing recomputed.
+stored_render      this run's `render` checkpoint, when it has one: that body is posted and nothing
+                   upstream runs again (a stage that had degraded, e.g. a failed critic, is not paid
+                   for a second time after a crash).
+publish            the `comment` stage. Under the (repo, PR, ADR) comment lock (the store's, so runs on
+                   any host take turns): our comment (written by these credentials' identity, never
+                   somebody else's that carries a marker) -> a marker naming a newer head: leave it, this
+                   run is superseded -> the same text as ours (the marker line aside): leave it, no edit
+                   noise, and the marker is then *not* refreshed (it keeps the key and head of the run
+                   that wrote the text) -> still current? (right before the write: a run cancelled
+                   meanwhile publishes nothing) -> edit it, or create ours when there is none or the
+                   edit is refused.
+The marker written is the review's with the target's head SHA and push order (app/core/marker.py).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from app.core.marker import Marker, with_marker, without_marker
+from app.core.render import render_comment
+from app.core.results import Review
+from app.core.serde import review_from_dict, to_dict
+from app.pipeline.locks import LockFactory
+from app.pipeline.ports import CheckpointStore, GitHubError, GitHubPort, RepoComment, StageMemo
+from app.pipeline.targets import Target
+
+log = logging.getLogger(__name__)
+
+REFUSED = frozenset({403, 404, 410})  # an edit GitHub will not make: not ours to edit, deleted, gone
+
+
+@dataclass(frozen=True)
+class Published:
+    path: str
+    result: str  # created | edited | unchanged | superseded | not-posted | failed
+    url: str = ""
+    review: Review | None = None
+    body: str = ""
+    error: str | None = None
+
+
+@dataclass(frozen=True)
+class Rendered:
+    body: str  # as render_comment wrote it; the marker is stamped at publication
+    review: Review
+
+
+class Superseded(Exception):
+    """The comment already shows the review of a newer head: this run must not overwrite it."""
+
+
+class PublishDeps(Protocol):
+    """What publishing reads of the run's dependencies (pr.RunDeps has these fields)."""
+
+    @property
+    def gh(self) -> GitHubPort: ...
+
+    @property
+    def writes(self) -> bool: ...
+
+    @property
+    def still_current(self) -> Callable[[], None]: ...
+
+    @property
+    def comment_lock(self) -> LockFactory: ...
+
+    @property
+    def push_order(self) -> int | None: ...
+
+    @property
+    def checkpoints(self) -> CheckpointStore | None: ...
+
+
+def comment_lock_name(repo: str, pr: int, path: str) -> str:
+    return f"comment:{repo}#{pr}:{path}"
+
+
+def already_published(target: Target, deps: PublishDeps, memo: StageMemo) -> Published | None:
+    """Our comment for this ADR already carries this run key: the audit trail records the comment stage
+    as satisfied (not written) and nothing is reviewed."""
+    if not deps.writes:
+        return None
+    existing = deps.gh.find_comment(target.repo, target.pr, target.adr_path)
+    if existing is None or existing.marker_key != target.run_key:
+        return None
+    log.info("comment_up_to_date", extra={"run_key": target.run_key, "path": target.adr_path})
+    found = {"comment_id": existing.id, "created": False, "html_url": existing.html_url}
+    memo("comment", lambda: {**found, "up_to_date": True})
+    return Published(target.adr_path, "unchanged", existing.html_url)
+
+
+def stored_render(target: Target, deps: PublishDeps, memo: StageMemo) -> Rendered | None:
+    """This run's render checkpoint (a resumed run), reused through the memo so the skip is recorded;
+    None when there is none (the review runs)."""
+    if deps.checkpoints is None or deps.checkpoints.get(target.run_key, "render") is None:
+        return None
+    data = memo("render", _unreachable)
+    return Rendered(str(data["body"]), review_from_dict(data["review"]))
+
+
+def _unreachable() -> dict[str, Any]:  # pragma: no cover - the checkpoint exists
+    raise RuntimeError("the render checkpoint disappeared")
+
+
+def render(review: Review, link_base: str, memo: StageMemo) -> Rendered:
+    """The `render` stage: the comment body, checkpointed with the review it shows."""
+    data = memo(
+        "render", lambda: {"body": render_comment(review, link_base=link_base), "review": to_dict(review)}
+    )
+    return Rendered(str(data["body"]), review)
+
+
+def publish(target: Target, rendered: Rendered, deps: PublishDeps, memo: StageMemo) -> Published:
+    """The `comment` stage (see the module doc). GitHubError propagates; a run that is not current any
+    more raises the caller's `still_current` error; a newer head's comment -> result "superseded"."""
+    path = target.adr_path
+    deps.still_current()  # superseded while reviewing: do not even queue for the lock
+    if not deps.writes:
+        return Published(path, "not-posted", review=rendered.review, body=rendered.body)
+    gh, order = deps.gh, deps.push_order
+    body = with_marker(rendered.body, Marker(path, target.run_key, target.head_sha or None, order))
+
+    def post() -> dict[str, Any]:
+        with deps.comment_lock(comment_lock_name(target.repo, target.pr, path)):
+            existing = gh.find_comment(target.repo, target.pr, path)
+            if existing is not None and _marker(existing).newer_than(target.head_sha, order):
+                raise Superseded(
+                    f"{path}: the comment shows the review of {existing.marker_head}, pushed after "
+                    f"{target.head_sha[:12]}; left as it is"
+                )
+            if existing is not None and without_marker(existing.body) == without_marker(body):
+                return _posted(existing, created=False, unchanged=True)
+            deps.still_current()  # right before the write: a run cancelled meanwhile writes nothing
+            if existing is not None:
+                try:
+                    return _posted(gh.edit_comment(target.repo, target.pr, existing.id, body), created=False)
+                except GitHubError as exc:
+                    if exc.status not in REFUSED:
+                        raise
+                    log.warning(
+                        "comment_edit_refused",
+                        extra={"path": path, "comment": existing.id, "error": str(exc)},
+                    )
+            return _posted(gh.create_comment(target.repo, target.pr, body), created=True)
+
+    try:
+        posted = memo("comment", post)
+    except Superseded as exc:
+        log.info("comment_superseded", extra={"run_key": target.run_key, "why": str(exc)})
+        return Published(path, "superseded", review=rendered.review, body=body, error=str(exc))
+    result = "unchanged" if posted.get("unchanged") else "created" if posted.get("created") else "edited"
+    return Published(path, result, str(posted.get("html_url") or ""), rendered.review, body)
+
+
+def _posted(comment: RepoComment, *, created: bool, unchanged: bool = False) -> dict[str, Any]:
+    out: dict[str, Any] = {"comment_id": comment.id, "created": created, "html_url": comment.html_url}
+    if unchanged:
+        out["unchanged"] = True  # same text: not edited, the marker not refreshed
+    return out
+
+
+def _marker(c: RepoComment) -> Marker:
+    return Marker(c.marker_path or "", c.marker_key or "", c.marker_head, c.marker_order)
+
+
+__all__ = [
+    "Published",
+    "PublishDeps",
+    "Rendered",
+    "Superseded",
+    "already_published",
+    "comment_lock_name",
+    "publish",
+    "render",
+    "stored_render",
+]

@@ -1,0 +1,116 @@
+"""BM25 from the cached term counts: the very scores rank-bm25's BM25Okapi gives for the tokenised
+texts (what the index computed before the counts were cached), on the fixture corpora; and a process
+counts only the ADRs the cache lacks."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+
+import numpy as np
+import pytest
+from rank_bm25 import BM25Okapi
+
+from app.adapters import lexical_cache
+from app.adapters.adr_files import load_adr_folder
+from app.adapters.index import ChromaAdrIndex
+from app.core.adr import Adr
+from app.core.lexical import TermCounts
+from app.core.text import tokenize
+
+CORPORA = Path(__file__).resolve().parents[1] / "fixtures" / "corpora"
+
+
+def fixture_adrs() -> list[Adr]:
+    adrs: list[Adr] = []
+    for corpus in sorted(p for p in CORPORA.iterdir() if p.is_dir()):
+        found, errors = load_adr_folder(corpus)
+        assert not errors
+        adrs += [_with_path(a, f"{corpus.name}/{a.path}") for a in found]
+    return adrs
+
+
+def _with_path(adr: Adr, path: str) -> Adr:
+    import dataclasses
+
+    return dataclasses.replace(adr, path=path)
+
+
+@pytest.fixture(scope="module")
+def adrs() -> list[Adr]:
+    return fixture_adrs()
+
+
+def queries(adrs: list[Adr]) -> list[tuple[str, str]]:
+    """(proposal path, query text): the ADRs themselves as proposals, in both languages."""
+    picks = [a for i, a in enumerate(adrs) if i % 5 == 0]
+    assert any(a.language == "ja" for a in picks) and any(a.language == "en" for a in picks)
+    return [(a.path, a.text) for a in picks]
+
+
+def test_bm25_from_cached_counts_equals_rank_bm25_on_the_fixture_corpora(
+    adrs: list[Adr], tmp_path: Path
+) -> None:
+    store = tmp_path / "store"
+    ChromaAdrIndex(store, "corpora").sync(adrs)  # counts the texts once and caches the counts
+    index = ChromaAdrIndex(store, "corpora")  # another process: loads the counts
+    index.sync(adrs)
+    lexical = index.lexical()
+    tokens = [tokenize(a.text) for a in adrs]
+    whole = BM25Okapi(tokens)
+    for path, text in queries(adrs):
+        q = tokenize(text)
+        np.testing.assert_allclose(lexical.scores(q).bm25, whole.get_scores(q), rtol=1e-12, atol=1e-12)
+        # a review's scope: every ADR but the proposal (statistics of that pool, as BM25 over it)
+        scope = [i for i, a in enumerate(adrs) if a.path != path]
+        expected = BM25Okapi([tokens[i] for i in scope]).get_scores(q)
+        got = lexical.scores(q, scope).bm25
+        np.testing.assert_allclose(got[scope], expected, rtol=1e-12, atol=1e-12)
+        # an evaluation's pool: the ADRs before the proposal
+        pool = list(range(0, len(adrs), 3))
+        expected = BM25Okapi([tokens[i] for i in pool]).get_scores(q)
+        np.testing.assert_allclose(lexical.scores(q, pool).bm25[pool], expected, rtol=1e-12, atol=1e-12)
+
+
+def test_cached_counts_give_the_very_arrays_of_a_fresh_count(adrs: list[Adr], tmp_path: Path) -> None:
+    path = tmp_path / "lexical.npz"
+    lexical_cache.term_counts(adrs[::2], path)  # a cache of half the folder, another order
+    counts = lexical_cache.term_counts(list(reversed(adrs)), path)
+    fresh = TermCounts.of(a.text for a in reversed(adrs))
+    assert counts.vocab == fresh.vocab
+    for name in ("offsets", "terms", "counts"):
+        assert np.array_equal(getattr(counts, name), getattr(fresh, name))
+
+
+def test_a_process_counts_only_the_adrs_the_cache_lacks(
+    adrs: list[Adr], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = tmp_path / "store"
+    ChromaAdrIndex(store, "corpora").sync(adrs[:-3])
+    counted: list[int] = []
+    real = TermCounts.of.__func__  # type: ignore[attr-defined]
+
+    def counting(cls: type[TermCounts], texts: Iterable[str]) -> TermCounts:
+        listed = list(texts)
+        counted.append(len(listed))
+        return real(cls, listed)
+
+    monkeypatch.setattr(TermCounts, "of", classmethod(counting))
+    index = ChromaAdrIndex(store, "corpora")
+    index.sync(adrs)
+    assert counted == [3]  # the three new ADRs, once
+    index.search("consensus and the light client")
+    assert lexical_cache.is_current(adrs, store / "lexical-corpora.npz") and counted == [3]
+
+
+def test_counts_from_other_code_are_not_used(
+    adrs: list[Adr], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "lexical.npz"
+    lexical_cache.term_counts(adrs, path)
+    assert lexical_cache.is_current(adrs, path)
+    monkeypatch.setattr(lexical_cache, "counts_key", lambda: "another tokeniser")
+    assert not lexical_cache.is_current(adrs, path)
+    (tmp_path / "broken.npz").write_bytes(b"not a zip")
+    assert not lexical_cache.is_current(adrs, tmp_path / "broken.npz")
+    assert lexical_cache.term_counts(adrs, tmp_path / "broken.npz").n_docs == len(adrs)

@@ -1,0 +1,269 @@
+"""What ships: the wheel (prompts and templates inside, runnable outside the checkout), the lock files
+(complete, hashed, consistent with pyproject.toml and with each other) and the Dockerfile (installs
+from the lock, no USER, a smoke-test stage). The image itself is built by scripts/build_image.sh
+and by the ci workflow; here there is no container engine, so its inputs are pinned instead."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tomllib
+import zipfile
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
+from packaging.version import Version
+
+ROOT = Path(__file__).resolve().parents[1]
+PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+
+
+def _script(name: str) -> ModuleType:
+    spec = importlib.util.spec_from_file_location(name, ROOT / "scripts" / f"{name}.py")
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+lock = _script("lock")
+CI_LOCK = (ROOT / "requirements" / "ci.txt").read_text(encoding="utf-8")
+IMAGE_LOCK = (ROOT / "requirements" / "image.txt").read_text(encoding="utf-8")
+
+
+# --- the lock files --------------------------------------------------------------------------------
+
+
+def ci_requirements() -> list[Requirement]:
+    return lock.requirements(PYPROJECT, lock.CI_EXTRAS)
+
+
+def test_the_ci_lock_pins_every_requirement_ci_installs_with_hashes() -> None:
+    pins = lock.pins(CI_LOCK)
+    for req in ci_requirements():
+        name = canonicalize_name(req.name)
+        assert name in pins, (
+            f"{req.name} is in pyproject.toml but not in requirements/ci.txt: run scripts/lock.py"
+        )
+        assert req.specifier.contains(pins[name], prereleases=True), f"{name}=={pins[name]} breaks {req}"
+    header, blocks = lock._blocks(CI_LOCK)
+    assert blocks and len(blocks) == len(pins)
+    for name, block in blocks:
+        assert "--hash=sha256:" in block, f"{name} has no hash"
+
+
+def test_the_floors_admit_no_untested_major_version() -> None:
+    """A floor in pyproject.toml is a version line CI runs: the same major as the lock (the same
+    minor while the major is 0), never `anthropic>=0.40` beside a locked 2.x."""
+    pins = lock.pins(CI_LOCK)
+    for req in ci_requirements():
+        locked = Version(pins[canonicalize_name(req.name)])
+        for spec in req.specifier:
+            if spec.operator in (">=", "~=", "=="):
+                floor = Version(spec.version)
+                width = 2 if locked.major == 0 else 1
+                assert floor.release[:width] == locked.release[:width], f"{req}: CI tests {locked}"
+
+
+def test_the_image_lock_is_the_ci_lock_less_what_the_image_leaves_out() -> None:
+    assert lock.derive_image_lock(CI_LOCK, lock.image_roots(PYPROJECT)) == IMAGE_LOCK, (
+        "requirements/image.txt is stale: run python scripts/lock.py --derive"
+    )
+    image, ci = lock.pins(IMAGE_LOCK), lock.pins(CI_LOCK)
+    assert all(ci[name] == version for name, version in image.items())
+    for req in lock.requirements(PYPROJECT, lock.IMAGE_EXTRAS):
+        assert canonicalize_name(req.name) in image
+    for dropped in (*lock.IMAGE_DROPS, "pytest", "mypy", "ruff"):
+        assert dropped not in image
+
+
+def test_the_image_lock_derivation_follows_the_via_edges() -> None:
+    text = (
+        "a==1 \\\n    --hash=sha256:0\n    # via adr-review (pyproject.toml)\n"
+        "b==1 \\\n    --hash=sha256:0\n    # via\n    #   a\n    #   d\n"
+        "c==1 \\\n    --hash=sha256:0\n    # via d\n"
+        "d==1 \\\n    --hash=sha256:0\n    # via a\n"
+    )
+    assert lock.pins(lock.derive_image_lock(text, ["a"], drops=[])) == {
+        "a": "1",
+        "b": "1",
+        "c": "1",
+        "d": "1",
+    }
+    # Dropping d keeps b (a needs it too) and loses c (only d needs it).
+    assert lock.pins(lock.derive_image_lock(text, ["a"], drops=["d"])) == {"a": "1", "b": "1"}
+    with pytest.raises(SystemExit):
+        lock.derive_image_lock(text, ["a"], drops=["not-there"])
+
+
+def test_ci_installs_from_the_lock() -> None:
+    run = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    assert "pip install -q --require-hashes -r requirements/ci.txt" in run
+    assert "pip install -q --no-deps --no-build-isolation -e ." in run
+
+
+# --- the Dockerfile --------------------------------------------------------------------------------
+
+
+def dockerfile() -> list[tuple[str, str]]:
+    text = (ROOT / "Dockerfile").read_text(encoding="utf-8").replace("\\\n", " ")
+    out = []
+    for line in text.splitlines():
+        line = line.strip()
+        if line and not line.startswith("#"):
+            word, _, rest = line.partition(" ")
+            out.append((word.upper(), rest.strip()))
+    return out
+
+
+def stages() -> dict[str, list[tuple[str, str]]]:
+    found: dict[str, list[tuple[str, str]]] = {}
+    current = ""
+    for word, rest in dockerfile():
+        if word == "FROM":
+            current = rest.split(" AS ")[-1].strip() if " AS " in rest else rest
+            found[current] = []
+        elif current:
+            found[current].append((word, rest))
+    return found
+
+
+def test_the_image_runs_as_root_and_ships_the_last_stage() -> None:
+    """GitHub runs Docker actions as root: a USER line breaks writing to the workspace."""
+    instr = dockerfile()
+    assert not [rest for word, rest in instr if word == "USER"]
+    froms = [rest for word, rest in instr if word == "FROM"]
+    assert froms[-1].endswith(" AS runtime") and froms[0].startswith("${BASE} AS")
+    assert ("ARG", "BASE=debian:bookworm-slim") in instr  # scripts/build_image.sh swaps in a local base
+    app = dict(stages()["app"])
+    assert json.loads(app["ENTRYPOINT"]) == ["adr-review"] and json.loads(app["CMD"]) == ["action"]
+    assert "ADR_REVIEW_MODEL_CACHE=/github/workspace/.adr-review/models" in app["ENV"]
+
+
+def test_the_image_installs_the_image_lock_with_hashes_and_the_wheel_not_editable() -> None:
+    runs = " ".join(rest for word, rest in stages()["build"] if word == "RUN")
+    assert "pip install --require-hashes --no-deps -r /tmp/requirements/image.txt" in runs
+    assert " -e " not in runs and "[dev]" not in runs
+    assert "pip uninstall -y setuptools pip" in runs  # the build tools leave the image
+
+
+def test_the_smoke_test_stage_runs_the_readme_review_and_the_version() -> None:
+    test_runs = " ".join(rest for word, rest in stages()["test"] if word == "RUN")
+    assert "adr-review --version" in test_runs
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    for proposal in (
+        "examples/proposals/0008-adopt-kafka-for-order-events.md",
+        "examples/proposals/0009-session-store-redis.md",
+    ):
+        assert f"adr-review review {proposal} --adr-dir examples/adr" in test_runs
+        assert proposal in readme
+    for dropped in lock.IMAGE_DROPS:
+        assert f"'{dropped}'" in test_runs  # the smoke test checks they stayed out
+
+
+def test_the_build_context_is_what_the_dockerfile_copies() -> None:
+    copied = {
+        Path(src).as_posix().rstrip("/")
+        for word, rest in dockerfile()
+        if word == "COPY" and not rest.startswith("--from")
+        for src in rest.split()[:-1]
+    }
+    ignore = (ROOT / ".dockerignore").read_text(encoding="utf-8").splitlines()
+    patterns = [line for line in ignore if line and not line.startswith("#")]
+    assert patterns[0] == "*", ".dockerignore must be an allow-list: exclude everything first"
+    allowed = {line[1:].rstrip("/") for line in patterns if line.startswith("!")}
+    assert allowed == copied
+    assert {"app", "prompts", "templates", "setup.py", "requirements/image.txt"} <= copied
+
+
+# --- the wheel -------------------------------------------------------------------------------------
+
+BUILD_INPUTS = ("pyproject.toml", "setup.py", "README.md", "LICENSE", "app", "prompts", "templates")
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The wheel, built offline from a copy of the build inputs (setuptools from the lock)."""
+    src = tmp_path_factory.mktemp("src")
+    for name in BUILD_INPUTS:
+        path = ROOT / name
+        if path.is_dir():
+            shutil.copytree(path, src / name, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+        else:
+            shutil.copy(path, src / name)
+    out = tmp_path_factory.mktemp("dist")
+    cmd = [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "--no-index", "-q"]
+    subprocess.run([*cmd, "-w", str(out), str(src)], check=True, capture_output=True, timeout=300)
+    (found,) = out.glob("adr_review-*.whl")
+    return found
+
+
+@pytest.mark.real_process
+def test_the_wheel_carries_the_prompts_and_templates_but_not_the_golden_cases(wheel: Path) -> None:
+    names = set(zipfile.ZipFile(wheel).namelist())
+    shipped = {n.removeprefix("app/_data/") for n in names if n.startswith("app/_data/")}
+    expected = {
+        p.relative_to(ROOT).as_posix()
+        for folder in ("prompts", "templates")
+        for p in (ROOT / folder).rglob("*")
+        if p.is_file() and not {"golden", "_golden", "__pycache__"} & set(p.relative_to(ROOT).parts)
+    }
+    assert shipped == expected
+    assert "app/cli.py" in names and "app/core/render.py" in names and "app/core/adr/__init__.py" in names
+    assert not [n for n in names if n.startswith(("tests/", "prompts/", "templates/"))]
+
+
+@pytest.mark.real_process
+def test_the_installed_wheel_reviews_from_any_folder(wheel: Path, tmp_path: Path) -> None:
+    """The wheel unpacked (a pure-Python install) and run from a folder outside the checkout, with
+    the checkout out of sys.path: `--version`, the README's offline review, the same prompt hash."""
+    site = tmp_path / "site"
+    zipfile.ZipFile(wheel).extractall(site)
+    work = tmp_path / "elsewhere"
+    shutil.copytree(ROOT / "examples", work / "examples")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "GITHUB_", "INPUT_"))}
+    env["PYTHONPATH"] = str(site)  # first on sys.path: the wheel's `app`, never the checkout's
+
+    def adr_review(*args: str) -> subprocess.CompletedProcess[str]:
+        code = "import sys; from app.cli import main; sys.exit(main(sys.argv[1:]))"
+        return subprocess.run(
+            [sys.executable, "-c", code, *args],
+            cwd=work,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+
+    version = adr_review("--version")
+    assert version.stdout.strip() == f"adr-review {PYPROJECT['project']['version']}", version.stderr
+    review = adr_review(
+        "review", "examples/proposals/0008-adopt-kafka-for-order-events.md", "--adr-dir", "examples/adr"
+    )
+    assert review.returncode == 0, review.stderr
+    assert review.stdout.startswith("<!-- adr-review:v1 ") and "## 📐 ADR review" in review.stdout
+    probe = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "from app.prompts import PROMPTS_DIR, packaged; from app.core.render import TEMPLATES_DIR;"
+            "print(PROMPTS_DIR); print(TEMPLATES_DIR); print(packaged().hash)",
+        ],
+        cwd=work,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split()
+    assert probe[0] == str(site / "app" / "_data" / "prompts")
+    assert probe[1] == str(site / "app" / "_data" / "templates")
+    from app.prompts import PromptFiles
+
+    assert probe[2] == PromptFiles(ROOT / "prompts").hash  # what ships is what the checkout hashes
