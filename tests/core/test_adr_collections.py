@@ -1,6 +1,6 @@
 """Samples of ADR collections nobody tuned the parser on (tests/fixtures/collections/SOURCE.md): each
 folder loads with the ids, statuses and typed relations a reader finds in it. The whole collections
-are measured by benchmarks/collections.py."""
+are measured by benchmarks/adr_collections.py."""
 
 from __future__ import annotations
 

@@ -675,21 +675,9 @@ def test_the_cli_command_runs_the_action_with_the_production_factories(
 def test_the_action_runs_the_shared_pr_use_case(h: Harness, monkeypatch: pytest.MonkeyPatch) -> None:
     """The Action and the App run one flow: app.pipeline.pr.plan, then run_target per target (the App's
     side of this is tests/server/test_app_runs.py::test_the_app_runs_the_shared_pr_use_case)."""
-    from app.pipeline import pr
+    from tests.fakes.spies import record_pr_calls
 
-    seen: list[str] = []
-    real_plan, real_run = pr.plan, pr.run_target
-
-    def plan(*a: Any, **kw: Any) -> Any:
-        seen.append("plan")
-        return real_plan(*a, **kw)
-
-    def run_target(*a: Any, **kw: Any) -> Any:
-        seen.append("run_target")
-        return real_run(*a, **kw)
-
-    monkeypatch.setattr(pr, "plan", plan)
-    monkeypatch.setattr(pr, "run_target", run_target)
+    seen = record_pr_calls(monkeypatch)
     open_pr(h)
     assert h.run("pull_request", "pull_request__opened.payload.json").code == 0
     assert seen == ["plan", "run_target"] and len(h.adr_comments()) == 1

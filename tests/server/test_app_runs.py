@@ -291,21 +291,9 @@ def test_the_app_runs_the_shared_pr_use_case(
 ) -> None:
     """The plan run calls app.pipeline.pr.plan and each review run pr.run_target: the functions the
     Action calls inline (tests/entrypoints/test_action.py::test_the_action_runs_the_shared_pr_use_case)."""
-    from app.pipeline import pr
+    from tests.fakes.spies import record_pr_calls
 
-    seen: list[str] = []
-    real_plan, real_run = pr.plan, pr.run_target
-
-    def plan(*a: Any, **kw: Any) -> Any:
-        seen.append("plan")
-        return real_plan(*a, **kw)
-
-    def run_target(*a: Any, **kw: Any) -> Any:
-        seen.append("run_target")
-        return real_run(*a, **kw)
-
-    monkeypatch.setattr(pr, "plan", plan)
-    monkeypatch.setattr(pr, "run_target", run_target)
+    seen = record_pr_calls(monkeypatch)
     deliver(env["queue"], "pull_request", pr_payload(), "g1")
     drain(env["pool"])
     assert seen == ["plan", "run_target"] and len(gh.comments_on(REPO, PR)) == 1

@@ -1,12 +1,12 @@
 """ADR collections nobody tuned on: how the parser reads them, against labels read by hand.
 
-    .venv/bin/python benchmarks/collections.py [--mirrors /work/.mirror] [--details]
+    .venv/bin/python benchmarks/adr_collections.py [--mirrors DIR] [--details]
 
-The collections and the ground truth are in benchmarks/collections.json (status of every ADR, the
+The collections and the ground truth are in benchmarks/adr_collections.json (status of every ADR, the
 typed relations its text states, how its id is expected; see "about" there). A repository source is
-read at the labelled commit from a git directory `<mirrors>/<owner>+<name>/repo` (the layout the
-development machines' fetch tool leaves) or `<mirrors>/<owner>+<name>/.git` (a clone); without one,
-the script prints the clone command. Fixture sources are read from the repository.
+read at the labelled commit from a git directory `<mirrors>/<owner>+<name>/repo` or
+`<mirrors>/<owner>+<name>/.git` (a clone; DIR defaults to $ADR_REVIEW_MIRRORS, else
+benchmarks/.collections); without one, the script prints the clone command. Fixture sources are read from the repository.
 
 Per collection: Markdown files in the folder, ADRs (after the folder rules: no README, licence,
 index page, template or attachment), parsed, per-file errors, status unknown (parsed), wrong status
@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import posixpath
 import subprocess
 import sys
@@ -34,7 +35,7 @@ from app.core.adr import Adr, AdrParseError, canonical_id_key, parse_adr  # noqa
 from app.core.adr.names import id_from_filename  # noqa: E402
 from app.core.adr_paths import adr_stem, select_adr_files  # noqa: E402
 
-LABELS = Path(__file__).with_name("collections.json")
+LABELS = Path(__file__).with_name("adr_collections.json")
 
 
 @dataclass
@@ -163,7 +164,8 @@ def measure(col: dict[str, Any], mirrors: Path) -> Tally | None:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--mirrors", type=Path, default=Path("/work/.mirror"))
+    default = os.environ.get("ADR_REVIEW_MIRRORS") or str(REPO / "benchmarks" / ".collections")
+    ap.add_argument("--mirrors", type=Path, default=Path(default))
     ap.add_argument("--details", action="store_true", help="list every mismatch")
     args = ap.parse_args(argv)
     cols = json.loads(LABELS.read_text(encoding="utf-8"))["collections"]

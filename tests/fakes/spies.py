@@ -1,0 +1,23 @@
+"""Spies on the one PR use case, so a test can show which entrypoint reaches it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+
+def record_pr_calls(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Wrap app.pipeline.pr.plan and run_target; the returned list names each call, in order."""
+    from app.pipeline import pr
+
+    seen: list[str] = []
+    for name in ("plan", "run_target"):
+        real = getattr(pr, name)
+
+        def spy(*a: Any, _real: Any = real, _name: str = name, **kw: Any) -> Any:
+            seen.append(_name)
+            return _real(*a, **kw)
+
+        monkeypatch.setattr(pr, name, spy)
+    return seen
