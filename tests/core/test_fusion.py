@@ -147,3 +147,55 @@ def test_empty_result_carries_the_reason_and_diagnostics() -> None:
     res = empty_result("empty_input", {"embedding": "offline-hash"})
     assert res.candidates == () and res.empty_reason == "empty_input"
     assert res.diagnostics["embedding"] == "offline-hash"
+
+
+# --- cross-language slots -----------------------------------------------------------------------------
+
+
+def xdoc(n: int, dense: float, bm25: float, cross: bool) -> DocScores:
+    return DocScores(adr=adr(n), dense=dense, bm25=bm25, cross_language=cross)
+
+
+def _mixed() -> list[DocScores]:
+    """Six same-language documents with lexical hits; two in the other language, lexically invisible,
+    one of them a strong dense match (0.8), the other weak (0.3, below qualify_cosine 0.5)."""
+    same = [xdoc(i, 0.45, 20.0 - i, False) for i in range(1, 7)]
+    return [*same, xdoc(7, 0.8, 0.0, True), xdoc(8, 0.3, 0.0, True)]
+
+
+def paths(ranking: object) -> list[str]:
+    return [c.adr.path[:4] for c in ranking.candidates]  # type: ignore[attr-defined]
+
+
+def test_cross_language_slots_are_off_by_default() -> None:
+    assert FusionParams().cross_language_slots == 0
+    assert paths(rank(_mixed(), PARAMS, top_n=5)) == ["0001", "0002", "0003", "0004", "0005"]
+
+
+def test_a_slot_brings_the_best_other_language_match_into_the_head_without_dropping_any() -> None:
+    params = FusionParams(**{**PARAMS.__dict__, "cross_language_slots": 1, "cross_language_rank": 5})
+    ranking = rank(_mixed(), params, top_n=7)
+    assert paths(ranking) == ["0001", "0002", "0003", "0004", "0007", "0005", "0006"]
+    slotted = ranking.candidates[4]
+    assert slotted.cross_language and slotted.qualified
+    assert slotted.why.endswith("(cross-language slot)")
+    assert ranking.stats["cross_language_slotted"] == 1
+
+
+def test_a_slot_needs_the_cosine_gate_and_a_monolingual_folder_is_unchanged() -> None:
+    params = FusionParams(**{**PARAMS.__dict__, "cross_language_slots": 2, "cross_language_rank": 5})
+    mixed = rank(_mixed(), params, top_n=6)
+    assert "0008" not in paths(mixed)  # cosine 0.3 < 0.5: no slot
+    same_only = [s for s in _mixed() if not s.cross_language]
+    assert paths(rank(same_only, params, top_n=5)) == paths(rank(same_only, PARAMS, top_n=5))
+
+
+def test_an_other_language_match_already_in_the_head_keeps_its_place() -> None:
+    params = FusionParams(**{**PARAMS.__dict__, "cross_language_slots": 1, "cross_language_rank": 5})
+    scores = [xdoc(1, 0.9, 10.0, True), *(xdoc(i, 0.45, 10.0 - i, False) for i in range(2, 7))]
+    assert paths(rank(scores, params, top_n=5)) == paths(rank(scores, PARAMS, top_n=5))
+
+
+def test_slots_cannot_exceed_their_rank() -> None:
+    with pytest.raises(ValueError):
+        FusionParams(cross_language_slots=6, cross_language_rank=5)

