@@ -187,7 +187,8 @@ class BlindSpotConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
     enabled: bool = True
     adjacent_domain: bool = False
-    max_findings: int = 10
+    max_findings: int = Field(default=5, ge=0)  # the noise budget: the rest are counted, not shown
+    min_confidence: float = Field(default=0.5, ge=0, le=1)  # judged findings below it are held back
 
 
 class LimitsConfig(BaseModel):

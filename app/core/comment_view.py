@@ -153,6 +153,7 @@ def build_view(
     groups: list[dict[str, Any]] = []
     shown_total = 0
     omitted_cap = bs.omitted_count if bs else 0
+    omitted_unsure = bs.low_confidence_count if bs else 0
     if bs is not None:
         ordered = _findings_by_severity(bs.findings)
         if limits.keep_findings is not None:
@@ -198,12 +199,18 @@ def build_view(
         critics = [_label(labels, "source", s) for s in ran if s != "judge" and s not in failed]
 
     omitted_parts = []
+    if omitted_unsure:
+        omitted_parts.append(_n(t["omitted_confidence"], omitted_unsure))
     if omitted_cap:
         omitted_parts.append(_n(t["omitted_cap"], omitted_cap))
     if limits.size_trimmed:
         omitted_parts.append(_n(t["omitted_size"], limits.size_trimmed))
     omitted_text = (
-        _n(t["findings_omitted"], omitted_cap + limits.size_trimmed, why="; ".join(omitted_parts))
+        _n(
+            t["findings_omitted"],
+            omitted_unsure + omitted_cap + limits.size_trimmed,
+            why="; ".join(omitted_parts),
+        )
         if omitted_parts
         else None
     )
@@ -261,7 +268,7 @@ def build_view(
         "blind_intro": (
             _n(
                 t["blind_intro_judged"] if bs.status == "judged" else t["blind_intro_unjudged"],
-                len(bs.findings) + bs.omitted_count,
+                len(bs.findings) + bs.omitted_count + bs.low_confidence_count,
                 critics=t["list_sep"].join(critics) if critics else "—",
             )
             if bs is not None and bs.status in ("judged", "unjudged") and bs.findings

@@ -1,4 +1,4 @@
-"""Blind-spot findings: enum normalisation, verification, code-level dedupe, own-risk exclusion, cap. Pure.
+"""Blind-spot findings: normalisation, code-level dedupe, own-risk exclusion, the noise budget. Pure.
 
 The model's labels are not trusted: severities, actionabilities, pre-mortem categories and critic names
 are mapped onto their enums here (unknown values get a documented neutral default), FMEA scores are
@@ -143,6 +143,22 @@ def normalize_source(value: Any) -> str | None:
     return _SOURCE_ALIASES.get(_key(value))
 
 
+def clamp_confidence(value: Any) -> float | None:
+    """A 0-1 confidence; a percentage (1 < x <= 100) is read as one; unreadable -> None (un-scored,
+    which the noise budget never holds back)."""
+    if isinstance(value, bool):
+        return None
+    try:
+        score = float(value)
+    except (TypeError, ValueError, OverflowError):
+        return None
+    if score != score:  # NaN
+        return None
+    if 1 < score <= 100:
+        score /= 100
+    return max(0.0, min(1.0, score))
+
+
 def clamp_score(value: Any) -> int:
     """An FMEA factor: rounded into 1..5; anything unreadable counts as the middle, 3."""
     try:
@@ -166,6 +182,17 @@ def severity_from_rpn(rpn: int, thresholds: Mapping[str, float] | None = None) -
     if rpn >= t["medium"]:
         return "medium"
     return "low"
+
+
+def premortem_severity(
+    severity: Any, probability: Any, impact: Any, thresholds: Mapping[str, float] | None = None
+) -> Severity:
+    """A scenario's severity from its risk priority, but a severity-5 (catastrophic) scenario is at least
+    high whatever its probability: a rare 5x1x5 (RPN 25) must not sink into "medium"."""
+    by_rpn = severity_from_rpn(risk_priority(severity, probability, impact), thresholds)
+    if clamp_score(severity) >= 5 and _severity_rank(by_rpn) > _severity_rank("high"):
+        return "high"
+    return by_rpn
 
 
 def coverage_gaps(categories: Iterable[str | None]) -> tuple[str, ...]:
@@ -231,10 +258,12 @@ def _merge(keep: Finding, other: Finding) -> Finding:
         keep, other = other, keep
     sources = tuple(dict.fromkeys(keep.source + other.source))
     actionability = min(keep.actionability, other.actionability, key=_actionability_rank)
+    confidences = [c for c in (keep.confidence, other.confidence) if c is not None]
     return replace(
         keep,
         source=sources,
         actionability=actionability,
+        confidence=max(confidences) if confidences else None,
         dedupe_group=keep.dedupe_group or other.dedupe_group,
         category=keep.category or other.category,
     )
@@ -243,22 +272,28 @@ def _merge(keep: Finding, other: Finding) -> Finding:
 def dedupe_findings(
     findings: Sequence[Finding], threshold: float = DEDUPE_THRESHOLD
 ) -> tuple[tuple[Finding, ...], int]:
-    """Merge findings whose titles share >= threshold of their tokens (Jaccard; CJK as bigrams).
+    """Merge findings with the same non-empty `dedupe_group` (the critics' topic key, compared
+    normalised) or whose titles share >= threshold of their tokens (Jaccard; CJK as bigrams).
 
     Single-link and order-stable: a finding joins the first group holding any member that similar.
     Returns the merged findings in first-seen order and how many were merged away.
     """
     groups: list[list[frozenset[str]]] = []
+    topics: list[set[str]] = []
     merged: list[Finding] = []
     for f in findings:
         tokens = content_tokens(f.title)
+        topic = _key(f.dedupe_group)
         for i, members in enumerate(groups):
-            if any(jaccard(tokens, m) >= threshold for m in members):
+            if (topic and topic in topics[i]) or any(jaccard(tokens, m) >= threshold for m in members):
                 members.append(tokens)
+                if topic:
+                    topics[i].add(topic)
                 merged[i] = _merge(merged[i], f)
                 break
         else:
             groups.append([tokens])
+            topics.append({topic} if topic else set())
             merged.append(f)
     return tuple(merged), len(findings) - len(merged)
 
@@ -337,12 +372,31 @@ def exclude_covered(
 
 
 def rank_findings(findings: Sequence[Finding]) -> tuple[Finding, ...]:
-    """Most severe first, then most urgent action, then the order they came in."""
+    """Most severe first, then most confident (un-judged counts as sure), then most urgent action,
+    then the order they came in."""
     indexed = sorted(
         enumerate(findings),
-        key=lambda p: (_severity_rank(p[1].severity), _actionability_rank(p[1].actionability), p[0]),
+        key=lambda p: (
+            _severity_rank(p[1].severity),
+            -(1.0 if p[1].confidence is None else p[1].confidence),
+            _actionability_rank(p[1].actionability),
+            p[0],
+        ),
     )
     return tuple(f for _, f in indexed)
+
+
+def budget_findings(
+    findings: Sequence[Finding], limit: int, min_confidence: float
+) -> tuple[tuple[Finding, ...], int, int]:
+    """The noise budget: (shown, held back below `min_confidence`, held back beyond `limit`).
+
+    A finding without a confidence (the Judge did not answer) is never held back for it: the budget
+    must not turn a Judge failure into silence; the cap still applies.
+    """
+    sure = [f for f in findings if f.confidence is None or f.confidence >= min_confidence]
+    shown, over = cap_findings(sure, limit)
+    return shown, len(findings) - len(sure), over
 
 
 def cap_findings(findings: Sequence[Finding], limit: int) -> tuple[tuple[Finding, ...], int]:

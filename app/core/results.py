@@ -160,6 +160,7 @@ class Finding:
     category: str | None = None  # pre-mortem category when known
     unverified: Unverified | None = None  # None: the quote verified and every ADR it names is known
     unknown_ids: tuple[str, ...] = ()  # ADR ids it names that are not among the ADRs it was shown
+    confidence: float | None = None  # the Judge's 0-1 confidence; None: un-judged (never held back for it)
 
 
 @dataclass(frozen=True)
@@ -193,6 +194,7 @@ class BlindSpotResult:
     dropped: Mapping[str, int] = field(default_factory=dict)
     unverified: tuple[Finding, ...] = ()  # findings whose quote or ADR ids did not verify, labelled
     exclusions: tuple[Exclusion, ...] = ()  # "already covered by the ADR", each with its passage
+    low_confidence_count: int = 0  # judged findings held back below blindspot.min_confidence
 
     @property
     def usage(self) -> Usage:

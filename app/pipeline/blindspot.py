@@ -34,6 +34,7 @@ from app.core.finding_checks import (
     verify_findings,
 )
 from app.core.findings import (
+    budget_findings,
     cap_findings,
     count_by_severity,
     dedupe_findings,
@@ -177,7 +178,7 @@ def run_blindspots(
     dropped["covered_by_adr"] = len(covered)
     dropped["unverified"] = len(unverified)
     unverified_shown, _ = cap_findings(dedupe_findings(unverified)[0], config.max_findings)
-    shown, omitted = cap_findings(findings, config.max_findings)
+    shown, low_confidence, omitted = budget_findings(findings, config.max_findings, config.min_confidence)
     return BlindSpotResult(
         status=status,
         findings=shown,
@@ -192,6 +193,7 @@ def run_blindspots(
         dropped=dropped,
         unverified=unverified_shown,
         exclusions=tuple(exclusions),
+        low_confidence_count=low_confidence,
     )
 
 

@@ -12,19 +12,21 @@ pydantic would send them to the model as schema descriptions (comments instead).
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Annotated, Any
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, WithJsonSchema
 from pydantic.json_schema import JsonDict
 
 from app.core.findings import (
+    clamp_confidence,
     clamp_score,
     normalize_actionability,
     normalize_category,
     normalize_severity,
     normalize_source,
+    premortem_severity,
     risk_priority,
-    severity_from_rpn,
 )
 from app.core.results import Actionability, Finding, Severity
 from app.pipeline.answer_schema import OPTIONAL
@@ -57,6 +59,11 @@ NormActionability = Annotated[Actionability, BeforeValidator(normalize_actionabi
 Category = Annotated[str | None, BeforeValidator(normalize_category), _string()]
 Score = Annotated[int, BeforeValidator(clamp_score), WithJsonSchema({"type": "number"})]
 Count = Annotated[int, WithJsonSchema({"type": "integer", "minimum": 0})]
+Confidence = Annotated[
+    float | None,
+    BeforeValidator(clamp_confidence),
+    WithJsonSchema({"type": "number", "minimum": 0, "maximum": 1}),
+]
 Sources = Annotated[
     list[str],
     BeforeValidator(_as_list),
@@ -70,6 +77,10 @@ QUOTE_HELP = (
     "list item, heading or table cell as rendered (checked in code; never joined, never paraphrased)."
 )
 SECTION_HELP = "The heading of the ADR section the quote stands under, as written in the ADR."
+CONFIDENCE_HELP = (
+    "0-1: how sure you are this is a real, unaddressed problem of THIS ADR (0.9 the quote shows it; "
+    "0.5 plausible but the ADR may handle it elsewhere; 0.2 a hunch). Below the repo's threshold it is held back."
+)
 GAP_HELP = "What is missing, wrong or unhandled there, in your own words (not a quote)."
 
 
@@ -139,7 +150,12 @@ class PremortemAnswer(_Answer):
 
     def findings(self, thresholds: dict[str, float] | None = None) -> tuple[Finding, ...]:
         return tuple(
-            _finding(s, ("premortem",), severity_from_rpn(s.risk_priority, thresholds), s.category)
+            _finding(
+                s,
+                ("premortem",),
+                premortem_severity(s.severity_score, s.probability, s.impact, thresholds),
+                s.category,
+            )
             for s in self.scenarios
         )
 
@@ -187,12 +203,13 @@ class JudgedFinding(_Answer):
     suggested_action: Action = ""
     dedupe_group: TopicKey = ""
     merged_ids: list[Text] = Field(default_factory=list, json_schema_extra=OPTIONAL)
+    confidence: Confidence = Field(None, description=CONFIDENCE_HELP)
 
     def finding(self, allowed_sources: tuple[str, ...]) -> Finding:
         """Critic names are mapped to node names; a name the Judge made up becomes "judge"."""
         names = [normalize_source(s) for s in self.source]
         sources = tuple(dict.fromkeys(n for n in names if n in allowed_sources)) or ("judge",)
-        return _finding(self, sources, self.severity)
+        return replace(_finding(self, sources, self.severity), confidence=self.confidence)
 
 
 class ExcludedFinding(_Answer):

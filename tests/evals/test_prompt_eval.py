@@ -364,6 +364,7 @@ def test_a_judge_that_keeps_what_the_adr_already_covers_fails(
                 "suggested_action": "Rename one of the two types.",
                 "dedupe_group": "event-terminology",
                 "merged_ids": ["da-5"],
+                "confidence": 0.7,
             }
         )
         rec["data"]["excluded"] = []

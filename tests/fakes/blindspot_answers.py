@@ -114,6 +114,7 @@ def judge_echo_answer(prompt_text: str) -> dict[str, Any]:
             "suggested_action": it.get("suggested_action", ""),
             "dedupe_group": it.get("dedupe_group", ""),
             "merged_ids": [it["id"]],
+            "confidence": 0.8,
         }
         for it in items
     ]

@@ -89,7 +89,8 @@ def happy(fake: FakeLlm | None = None, *, adjacent: bool = False) -> FakeLlm:
 
 
 def run(adr: Adr, fake: FakeLlm, **kw: Any):
-    config = kw.pop("config", BlindSpotConfig())
+    # These tests account for every finding; the noise budget's default cap (5) has its own tests.
+    config = kw.pop("config", BlindSpotConfig(max_findings=20))
     seed = kw.pop("seed", 7)
     return run_blindspots(adr, kw.pop("citations", CITATIONS), fake, config=config, seed=seed, **kw)
 
@@ -190,7 +191,7 @@ def test_adjacent_domain_is_off_by_default_and_joins_when_enabled(adr: Adr) -> N
     assert off.count(AD) == 0
 
     on = happy(adjacent=True)
-    result = run(adr, on, config=BlindSpotConfig(adjacent_domain=True))
+    result = run(adr, on, config=BlindSpotConfig(adjacent_domain=True, max_findings=20))
     assert on.count(AD) == 1
     assert "adjacent_domain" in result.usage_by_node
     # its 3 analogies share one topic: the Judge echo keeps them, the code dedupe merges them
@@ -492,7 +493,8 @@ def jf(title: str, **kw: Any) -> dict[str, Any]:
         "section": "Decision",
         "gap": "y",
         "suggested_action": "x",
-        "dedupe_group": "g",
+        "dedupe_group": title.lower(),
+        "confidence": 0.8,
         **kw,
     }
 

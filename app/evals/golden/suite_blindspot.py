@@ -139,7 +139,11 @@ class BlindSpotSuite:
             adr,
             citations,
             llm,
-            config=BlindSpotConfig(enabled=True, adjacent_domain=adjacent),
+            # The prompt is scored on everything it kept: the comment's noise budget (cap, confidence
+            # threshold) is a display choice with its own tests, not part of the prompt's content.
+            config=BlindSpotConfig(
+                enabled=True, adjacent_domain=adjacent, max_findings=10_000, min_confidence=0.0
+            ),
             seed=inp.seed,
             prompts=PromptFiles(prompt.folder.parent),
             language=inp.language,
@@ -171,7 +175,7 @@ class BlindSpotSuite:
     def score(self, result: BlindSpotResult, expect: BlindSpotExpect, language: str = "en") -> CaseScore:
         s = CaseScore()
         findings = result.findings
-        total = len(findings) + result.omitted_count
+        total = len(findings) + result.omitted_count + result.low_confidence_count
         s.add("findings", total)
         s.add("findings_unverified", len(result.unverified))
         s.add("quotes_checked", total + len(result.unverified))
