@@ -101,7 +101,7 @@ def test_text_report_names_findings_perspectives_and_errors(
     assert "Blind spots: judged" in out
     assert "perspectives: " in out and "(seed " in out
     assert "[high/revise_adr] No cost ceiling" in out
-    assert "1 more not shown" in out
+    assert "not shown: 1 beyond the cap" in out
     assert "error in premortem: llm_error: http_error: HTTP 400" in out
 
 

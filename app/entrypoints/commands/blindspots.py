@@ -41,7 +41,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--seed", type=int, default=None, help="perspective draw seed (default: from the ADR's content hash)"
     )
     parser.add_argument("--adjacent-domain", action="store_true", help="also run the Adjacent Domain critic")
-    parser.add_argument("--max-findings", type=int, default=None, help="findings shown (default: config, 10)")
+    parser.add_argument("--max-findings", type=int, default=None, help="findings shown (default: config, 5)")
     parser.add_argument("--config", type=Path, default=None, help="repo config YAML (.github/adr-review.yml)")
     parser.add_argument(
         "--index-dir", type=Path, default=None, help="keep the ADR index here (default: temporary)"
@@ -172,9 +172,15 @@ def format_report(adr: Adr, recall: RecallResult | None, blind: BlindSpotResult,
     lines.append(f"Blind spots: {status}")
     lines.append(f"  perspectives: {', '.join(blind.selected_perspectives) or '-'} (seed {blind.seed})")
     counts = ", ".join(f"{k} {v}" for k, v in blind.total_count_by_severity.items())
-    lines.append(
-        f"  findings: {counts}" + (f"; {blind.omitted_count} more not shown" if blind.omitted_count else "")
-    )
+    held = [
+        f"{n} {why}"
+        for n, why in (
+            (blind.low_confidence_count, "below the confidence threshold"),
+            (blind.omitted_count, "beyond the cap"),
+        )
+        if n
+    ]
+    lines.append(f"  findings: {counts}" + (f"; not shown: {', '.join(held)}" if held else ""))
     for f in blind.findings:
         lines.append("")
         lines.append(f"  [{f.severity}/{f.actionability}] {f.title}  ({', '.join(f.source)})")
