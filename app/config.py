@@ -45,7 +45,7 @@ class RetrievalConfig(BaseModel):
     # whose cross-language score is >= cross_language_gate (app/core/fusion.py).
     cross_language_slots: int = Field(default=2, ge=0)
     cross_language_rank: int = Field(default=5, ge=1)
-    cross_language_gate: float = Field(default=0.2, ge=-1, le=1)
+    cross_language_gate: float = Field(default=0.35, ge=-1, le=1)
     chunk_target: int = Field(default=2000, ge=200)  # characters per section chunk
     chunk_max: int = Field(default=4000, ge=200)
     bm25_k1: float = Field(default=1.5, gt=0)
