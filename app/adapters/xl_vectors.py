@@ -12,10 +12,10 @@ title, then the decision's paragraphs and items, then the context's), at most 16
 `xl-<collection>.npz` keeps every ADR's vectors with its hash, and a sync embeds only the ADRs that
 are new or changed. A document's score is the mean of its `top_k` best passage-pair cosines with the
 query's passages, after each side is centred on the mean passage vector of its language in the
-folder (the direction every text of one language shares is not content; removing it is what lets
-an English proposal's passage about personal data in events meet a Japanese rule about it rather
-than whichever Japanese ADR is generically closest). Chosen on the tuning half of the translated
-queries, reported on the other half (benchmarks/bench_cross_language.py).
+folder (the direction every text of one language shares is not content; removing it makes the two
+languages' scores comparable). These choices and the fusion's slot count and gate were made on the
+tuning half of the translated queries with the native ones; the other half is reported beside them
+(benchmarks/bench_cross_language.py, docs/benchmarks.md).
 """
 
 from __future__ import annotations
