@@ -12,7 +12,9 @@ Dense search scores every chunk in scope exactly, as one matrix product over the
 (`_dense`): each ADR gets its best-chunk cosine. The lexical index is built from term counts cached by
 content hash (app/adapters/lexical_cache.py), so a process loads arrays instead of tokenising the
 folder. The Adr objects are kept from the last sync: the index answers only for the ADRs it was last
-synced with.
+synced with. With `multilingual` on (or `auto` and a folder in more than one language), the sync also
+brings the cross-language vector set up to date (app/adapters/xl_vectors.py). Searching is
+index_search.py.
 """
 
 from __future__ import annotations

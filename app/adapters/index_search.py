@@ -198,8 +198,7 @@ class IndexSearch:
         return scores
 
     def _dense(self, query: str, paths: Sequence[str]) -> tuple[dict[str, float], str | None]:
-        """The dense channel: each ADR's best-chunk cosine with the query, for the ADRs in scope (a
-        second vector set would be scored the same way and fused with this one by the caller)."""
+        """The dense channel: each ADR's best-chunk cosine with the query, for the ADRs in scope."""
         if self.embedding_error is not None:
             return {}, self.embedding_error
         if self._mirror is None or not self._mirror.has_vectors(paths):
