@@ -3,10 +3,13 @@ ledgers, ticks and dismissals are idempotent upserts, and `outcomes` reads them 
 
 from __future__ import annotations
 
-from tests.adapters.test_state_store import Clock, clock, store, store_factory  # noqa: F401 (fixtures)
-
 from app.core.feedback import Ledger, Revision, Shown
 from app.pipeline.ports import StateStore
+from tests.adapters import test_state_store as contract
+from tests.adapters.test_state_store import Clock
+
+# The contract's fixtures: a store of each engine, and its clock.
+store_factory, store, clock = contract.store_factory, contract.store, contract.clock
 
 REPO, PR, PATH = "acme/shop", 7, "docs/adr/0008-kafka.md"
 A, B, C = "aaaa0001", "bbbb0002", "cccc0003"
@@ -15,7 +18,9 @@ A, B, C = "aaaa0001", "bbbb0002", "cccc0003"
 def _ledger(*revs: tuple[str, tuple[str, ...], float]) -> Ledger:
     out = Ledger()
     for digest, ids, cost in revs:
-        shown = tuple(Shown(i, "high", "privacy" if i == A else "premortem/technical", f"title {i}") for i in ids)
+        shown = tuple(
+            Shown(i, "high", "privacy" if i == A else "premortem/technical", f"title {i}") for i in ids
+        )
         out = out.add(Revision(digest, shown, cost, (digest[:12],)))
     return out
 
@@ -51,7 +56,10 @@ def test_ticks_change_only_known_findings_and_report_what_changed(store: StateSt
     assert store.record_ticks(REPO, PR, PATH, {A: True, B: False, "ffff0000": True}, "alice") == [A]
     assert store.record_ticks(REPO, PR, PATH, {A: True}, None) == []  # same state: nothing changes
     _, findings = store.outcomes(REPO, 0, 2e9)
-    assert [(f.finding_id, f.adopted, f.adopted_by) for f in findings] == [(A, True, "alice"), (B, False, None)]
+    assert [(f.finding_id, f.adopted, f.adopted_by) for f in findings] == [
+        (A, True, "alice"),
+        (B, False, None),
+    ]
     assert store.record_ticks(REPO, PR, PATH, {A: False}, None) == [A]  # unticked, read from the comment
     _, findings = store.outcomes(REPO, 0, 2e9)
     assert (findings[0].adopted, findings[0].adopted_by) == (False, "alice")

@@ -606,7 +606,9 @@ def test_hostile_text_everywhere_stays_inert(language: str) -> None:
     assert all(str(h).startswith(LINK_BASE) for h in hrefs), hrefs
     inline_html = {t.content for t in flat if t.type == "html_inline"}
     # the one HTML comment the body may hold: the checkbox tag of each shown finding, by its own id
-    boxes = {f"<!-- adr-review:finding={i} -->" for i in finding_ids(review.adr_path, review.blindspots.findings)}
+    boxes = {
+        f"<!-- adr-review:finding={i} -->" for i in finding_ids(review.adr_path, review.blindspots.findings)
+    }
     assert inline_html <= {"<sub>", "</sub>", "<b>", "</b>"} | boxes, inline_html
     for t in flat:
         if t.type == "text":
