@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 import os
 import sys
+import time
 from collections.abc import Mapping
 from typing import Any, TextIO
 
@@ -33,16 +34,19 @@ from app.entrypoints.action_env import (
     state_store,
 )
 from app.entrypoints.workflow_commands import (
+    FEEDBACK_PERMISSIONS,
+    FEEDBACK_WINDOW_S,
     Reporter,
     finish,
     md_text,
     published_line,
+    report_feedback,
     report_plan,
     report_reindex,
     report_reviews,
     report_targets,
 )
-from app.pipeline import pr
+from app.pipeline import feedback, pr
 from app.pipeline.budget import Budget, BudgetedLlm
 from app.pipeline.folders import reindex
 from app.pipeline.inline import run_inline
@@ -110,6 +114,8 @@ def _run(
             return None
         if not dry:
             pr.respond(plan, gh, repo, notify=notify)
+        if plan.kind in ("dismiss", "feedback") and not dry:
+            return finish(rep, feedback.apply(plan, gh, store, repo).summary)
         if (
             plan.kind not in ("review", "reindex")
             or plan.config is None
@@ -120,7 +126,12 @@ def _run(
         if plan.kind == "reindex":
             ref = getattr(event, "default_branch", "") or gh.default_branch(repo)
             rep.line(plan.summary)
-            return report_reindex(rep, repo, ref, reindex(gh, repo, ref, plan.config, folders))
+            report_reindex(rep, repo, ref, reindex(gh, repo, ref, plan.config, folders))
+            try:  # the index is done whatever happens here; the answers wait for the next run
+                counts = feedback.sync_recent(gh, store, repo, time.time() - FEEDBACK_WINDOW_S)
+            except GitHubError as exc:
+                return rep.annotate("warning", f"{exc}; {FEEDBACK_PERMISSIONS}")
+            return report_feedback(rep, counts)
         report_targets(rep, plan)
         writes = not (dry or plan.read_only)
         if writes and plan.capped:
@@ -136,6 +147,7 @@ def _run(
             writes=writes,
             notify=notify,
             llm_unavailable_reason="budget_cap" if plan.spend_note else "no_api_key",
+            feedback=store,
         )
         outcomes = run_inline(plan.targets, deps, store, on_failed=lambda t, exc: rep.error(
             f"{t.adr_path}: {exc}", file=t.adr_path, title="adr-review: GitHub API"))  # fmt: skip

@@ -112,7 +112,7 @@ def create_app(
             return JSONResponse({"error": "body is not JSON"}, status_code=400)
         if not isinstance(payload, dict):
             return JSONResponse({"error": "body is not a JSON object"}, status_code=400)
-        result = intake(event, payload, max_attempts=config.max_attempts)
+        result = intake(event, payload, max_attempts=config.max_attempts, delivery_id=delivery_id)
         if result.ignored is not None:
             log.info(
                 "webhook_ignored", extra={"delivery": delivery_id, "event": event, "why": result.ignored}
