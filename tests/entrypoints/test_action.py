@@ -632,7 +632,7 @@ def test_the_example_workflows_are_the_documented_ones() -> None:
     reindex = load_yaml(ROOT / ".github" / "workflows" / "adr-reindex.yml")
     on = reindex.get("on", reindex.get(True))
     assert set(on) == {"schedule", "workflow_dispatch"}
-    assert reindex["permissions"] == {"contents": "read"}
+    assert reindex["permissions"] == {"contents": "read", "pull-requests": "read", "issues": "read"}
     steps = [s.get("uses", "") for s in next(iter(reindex["jobs"].values()))["steps"]]
     assert any(s.startswith("actions/cache@") for s in steps)
     docs = (ROOT / "docs" / "action.md").read_text()
