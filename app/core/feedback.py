@@ -22,7 +22,7 @@ import hashlib
 import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from app.core.markdown_safe import clean
 from app.core.results import Finding
@@ -150,6 +150,9 @@ class Revision:
 class Ledger:
     revisions: tuple[Revision, ...] = ()
     dropped: int = 0  # middle revisions no longer listed (MAX_REVISIONS)
+    # Findings adopted (ticked) while shown that the latest render no longer shows: a revision's new
+    # review replaces the boxes, and the Action's scheduled run must still count them.
+    adopted: tuple[str, ...] = ()
 
     def add(self, rev: Revision) -> Ledger:
         """A re-review of the same content replaces its entry (a re-run is not a revision); new content
@@ -167,7 +170,7 @@ class Ledger:
             cut = len(revs) - MAX_REVISIONS
             revs = revs[:1] + revs[1 + cut :]
             dropped += cut
-        return Ledger(tuple(revs), dropped)
+        return Ledger(tuple(revs), dropped, self.adopted)
 
     @property
     def revised(self) -> bool:
@@ -207,6 +210,7 @@ def ledger_line(ledger: Ledger) -> str:
             for r in ledger.revisions
         ],
         "dropped": ledger.dropped,
+        "adopted": list(ledger.adopted),
     }
     text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
     text = text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
@@ -242,7 +246,12 @@ def _ledger(data: Mapping[str, object]) -> Ledger | None:
         runs = tuple(str(x) for x in r.get("r", [])[:_RUNS_KEPT] if _RUN.fullmatch(str(x)))
         revs.append(Revision(digest, tuple(shown), max(0.0, float(r["c"])), runs))
     dropped = data.get("dropped", 0)
-    return Ledger(tuple(revs), int(dropped) if isinstance(dropped, int) and dropped >= 0 else 0)
+    adopted = data.get("adopted", [])
+    return Ledger(
+        tuple(revs),
+        int(dropped) if isinstance(dropped, int) and dropped >= 0 else 0,
+        tuple(str(a) for a in adopted[:200] if _ID.fullmatch(str(a))) if isinstance(adopted, list) else (),
+    )
 
 
 def without_ledger(body: str) -> str:
@@ -269,7 +278,9 @@ class CommentFeedback:
 
     @property
     def adopted(self) -> frozenset[str]:
-        return frozenset(fid for fid, on in self.ticks.items() if on)
+        """Ticked boxes, and what the ledger kept of adoptions no longer shown (a box wins)."""
+        kept = {fid for fid in self.ledger.adopted if fid not in self.ticks}
+        return frozenset(fid for fid, on in self.ticks.items() if on) | kept
 
 
 def read_feedback(body: str) -> CommentFeedback:
@@ -277,9 +288,23 @@ def read_feedback(body: str) -> CommentFeedback:
 
 
 def next_ledger(previous: str | None, rev: Revision) -> Ledger:
-    """The ledger a new render carries: the previous comment's, with this review's revision added."""
-    base = read_ledger(previous) if previous else None
-    return (base or Ledger()).add(rev)
+    """The ledger a new render carries: the previous comment's, with this review's revision added, and
+    the adopted findings this render stops showing kept in `adopted`."""
+    if not previous:
+        return Ledger().add(rev)
+    base = read_ledger(previous) or Ledger()
+    shown_now = {s.id for s in rev.shown}
+    adopted = sorted((set(base.adopted) | read_feedback(previous).adopted) - shown_now)
+    return replace(base, adopted=tuple(adopted)).add(rev)
+
+
+def adopted_before(previous: str | None) -> frozenset[str]:
+    """What a re-render ticks: the boxes ticked in the previous comment, and the adopted findings it
+    no longer showed (one may be shown again)."""
+    if not previous:
+        return frozenset()
+    feedback = read_feedback(previous)
+    return feedback.adopted | set(feedback.ledger.adopted)
 
 
 def revision_of(
@@ -300,6 +325,7 @@ def revision_of(
 
 __all__ = [
     "CommentFeedback",
+    "adopted_before",
     "ID_LEN",
     "Ledger",
     "Revision",

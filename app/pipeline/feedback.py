@@ -62,7 +62,8 @@ def record_body(
     store.record_ledger(repo, pr, path, feedback.ledger)
     if actor_ticks:
         store.record_ticks(repo, pr, path, actor_ticks, actor)
-    rest = {fid: on for fid, on in feedback.ticks.items() if fid not in (actor_ticks or {})}
+    boxes = {**dict.fromkeys(feedback.ledger.adopted, True), **feedback.ticks}  # a box shown wins
+    rest = {fid: on for fid, on in boxes.items() if fid not in (actor_ticks or {})}
     store.record_ticks(repo, pr, path, rest, None)
     return True
 

@@ -24,9 +24,9 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from app.core.feedback import (
+    adopted_before,
     carry_ticks,
     next_ledger,
-    read_feedback,
     read_ticks,
     revision_of,
     with_ledger,
@@ -191,8 +191,7 @@ def stamp_feedback(body: str, target: Target, review: Review, previous: str | No
         target.run_key,
         read_ticks(body),
     )
-    ticked = read_feedback(previous).adopted if previous else frozenset()
-    return with_ledger(carry_ticks(body, ticked), next_ledger(previous, rev))
+    return with_ledger(carry_ticks(body, adopted_before(previous)), next_ledger(previous, rev))
 
 
 def _same_text(old: str, new: str, review: Review) -> bool:

@@ -162,8 +162,10 @@ def test_the_scheduled_run_reads_recent_prs_answers_and_write_access_dismissals(
 
 def test_the_rendered_comment_with_boxes_and_ledger_is_a_snapshot(store: SqliteStateStore) -> None:
     import os
+    import re
 
     body = review(github(), store, llm()).body
+    body = re.sub(r" · [0-9.,]+ (?:s|min) · ", " · <duration> · ", body)  # the one measured value
     path = SNAPSHOTS / "comment_feedback.md"
     if os.environ.get("UPDATE_SNAPSHOTS") == "1":
         path.write_text(body, encoding="utf-8")
@@ -190,3 +192,20 @@ def test_a_recorded_edit_payload_reads_the_body_before_and_each_delivery_is_its_
     assert first.runs[0].run_key != again.runs[0].run_key
     data["comment"]["body"] = "no marker: somebody's own comment"
     assert intake("issue_comment", data, delivery_id="d3").ignored is not None
+
+
+def test_an_adopted_finding_a_revision_no_longer_shows_is_still_counted_from_the_comment_alone() -> None:
+    gh, fake = github(), llm()
+    first = review(gh, SqliteStateStore(":memory:"), fake)
+    ids = list(read_ticks(first.body))
+    tick(gh, ids[:1], ALICE)
+    push_revision(gh)  # the new content's review raises other findings: the old boxes go
+    fake.on("blindspot-devils-advocate", da_answer(("Replay storms",), QUOTE))
+    fake.on("blindspot-premortem", pm_answer(("technical",), quote=QUOTE))
+    second = review(gh, SqliteStateStore(":memory:"), fake)
+    assert ids[0] not in read_ticks(second.body) or read_ticks(second.body)[ids[0]]
+    assert ids[0] in read_feedback(second.body).adopted
+    store = SqliteStateStore(":memory:")  # the Action's scheduled run: only the comment to go by
+    feedback.sync_pr(gh, store, REPO, N)
+    (adr,), findings = store.outcomes(REPO, 0, 2e9)
+    assert adr.revised and [f.finding_id for f in findings if f.adopted] == ids[:1]
