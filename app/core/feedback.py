@@ -65,9 +65,8 @@ def finding_ids(adr_path: str, findings: Sequence[Finding]) -> tuple[str, ...]:
 def perspective_of(finding: Finding) -> str:
     """What the report groups dismissals by: the Devil's Advocate perspective it came through, else the
     critic (with the pre-mortem's category)."""
-    perspective = getattr(finding, "perspective", None)
-    if perspective:
-        return str(perspective)
+    if finding.perspective:
+        return finding.perspective
     critic = finding.source[0] if finding.source else "unknown"
     return f"{critic}/{finding.category}" if finding.category else critic
 
