@@ -31,7 +31,7 @@ ID_LEN = 8
 _ID = re.compile(rf"[0-9a-f]{{{ID_LEN}}}")
 _BOX_TAG = "<!-- adr-review:finding="
 _LEDGER_PREFIX = "<!-- adr-review:ledger v1 "
-_LEDGER_MAX = 32_000  # characters of ledger JSON read at most (a comment holds 65,536)
+_LEDGER_MAX = 32_000  # characters of a ledger line read at most (one we write is under LEDGER_CAP)
 MAX_REVISIONS = 12  # revisions kept in the ledger: the first, and the latest ones
 _TITLE_CAP = 120
 _RUNS_KEPT = 6  # run keys remembered per revision
@@ -196,17 +196,34 @@ def shown_of(adr_path: str, findings: Sequence[Finding]) -> tuple[Shown, ...]:
     )
 
 
+LEDGER_CAP = 3_500  # characters of the ledger line at most (render.py leaves room for it)
+
+
 def ledger_line(ledger: Ledger) -> str:
-    """The hidden line. JSON with <, > and & escaped, so no text in it can end the HTML comment."""
+    """The hidden line. JSON with <, > and & escaped, so no text in it can end the HTML comment. Kept
+    under LEDGER_CAP: older revisions lose their titles first, then the oldest middle ones go."""
+    line = _ledger_text(ledger, titles_from=0)
+    if len(line) > LEDGER_CAP:
+        line = _ledger_text(ledger, titles_from=len(ledger.revisions) - 1)
+    while len(line) > LEDGER_CAP and len(ledger.revisions) > 2:
+        revs = ledger.revisions
+        ledger = Ledger(revs[:1] + revs[2:], ledger.dropped + 1, ledger.adopted)
+        line = _ledger_text(ledger, titles_from=len(ledger.revisions) - 1)
+    return line
+
+
+def _ledger_text(ledger: Ledger, *, titles_from: int) -> str:
     data = {
         "revs": [
             {
                 "d": r.digest,
                 "c": round(r.cost_usd, 6),
                 "r": list(r.runs),
-                "f": [[s.id, s.severity, s.perspective, s.title] for s in r.shown],
+                "f": [
+                    [s.id, s.severity, s.perspective, s.title if i >= titles_from else ""] for s in r.shown
+                ],
             }
-            for r in ledger.revisions
+            for i, r in enumerate(ledger.revisions)
         ],
         "dropped": ledger.dropped,
         "adopted": list(ledger.adopted),

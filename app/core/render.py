@@ -73,7 +73,9 @@ __all__ = [
 TEMPLATES_DIR = shipped_dir("templates")  # package data of the install, or the checkout's templates/
 LANGUAGES = ("en", "ja")  # each has templates/i18n/<lang>.yaml
 GITHUB_COMMENT_LIMIT = 65_536
-DEFAULT_BUDGET = 65_000  # a margin under GitHub's limit
+# A margin under GitHub's limit for the marker line and the feedback ledger (app/core/feedback.py),
+# which publishing adds to the rendered body.
+DEFAULT_BUDGET = GITHUB_COMMENT_LIMIT - 4_000
 MIN_FINDING_CHARS = 30  # the shortest a rendered finding can be ("\n**1. x**\n<sub>Monitor</sub>\n")
 
 # --------------------------------------------------------------------------------------------------

@@ -187,3 +187,22 @@ def test_dismiss_is_a_collaborators_command(association: str, permission: str | 
     assert d.kind == kind
     if kind == "dismiss":
         assert (d.finding_id, d.reason) == (A, "meh")
+
+
+def test_the_ledger_line_stays_under_its_cap_and_the_comment_under_githubs_limit() -> None:
+    from app.core.feedback import LEDGER_CAP
+    from app.core.marker import Marker, with_marker
+    from app.core.render import DEFAULT_BUDGET, GITHUB_COMMENT_LIMIT
+
+    ledger = Ledger()
+    for i in range(40):
+        shown = tuple(Shown(f"{i:04x}{j:04x}", "high", "privacy", "長い題名" * 30) for j in range(5))
+        ledger = ledger.add(Revision(f"{i:016x}", shown, 0.01, (f"{i:012x}",)))
+    line = ledger_line(ledger)
+    assert len(line) <= LEDGER_CAP
+    back = read_ledger("x\n\n" + line)
+    assert back is not None and back.revised and back.revisions[-1].shown[0].title.startswith("長い題名")
+    body = with_marker(
+        "x" * DEFAULT_BUDGET, Marker("docs/adr/" + "p" * 200 + ".md", "k" * 128, "h" * 40, 10**17)
+    )
+    assert len(with_ledger(body, ledger)) <= GITHUB_COMMENT_LIMIT
