@@ -26,7 +26,7 @@ CAPS = {"title": 160, "reason": 300, "path": 200, "perspective": 60, "login": 40
 def mermaid_label(text: str, limit: int = 40) -> str:
     """A label safe inside a Mermaid string: letters, digits, space and `_./-` only (no quote, no
     bracket, no directive), never empty."""
-    out = _MERMAID_UNSAFE.sub(" ", clean(text)).strip()[:limit].strip()
+    out = " ".join(_MERMAID_UNSAFE.sub(" ", clean(text)).split())[:limit].strip()
     return out or "?"
 
 
@@ -61,11 +61,16 @@ def build_report_view(report: Report, t: Strings) -> dict[str, Any]:
     elif v.kind == "keep":
         verdict = t["verdict_keep"]
     else:
-        verdict = t["verdict_not_enough"].format(shown=report.findings_shown, min=report.min_shown)
+        verdict = _plural(
+            t["verdict_not_enough"].format(shown=report.findings_shown, min=report.min_shown),
+            report.findings_shown,
+        )
     charts = report.acceptance_rate is not None and report.revision_rate is not None
     return {
         "scope": untrusted(report.repo) if report.repo else None,
-        "window": t["window"].format(since=_day(report.since), until=_day(report.until), days=days),
+        "window": _plural(
+            t["window"].format(since=_day(report.since), until=_day(report.until), days=days), days
+        ),
         "repos": [untrusted(r) for r in report.repos],
         "adrs_reviewed": report.adrs_reviewed,
         "adrs_with_findings": report.adrs_with_findings,
@@ -116,6 +121,11 @@ def build_report_view(report: Report, t: Strings) -> dict[str, Any]:
         ],
         "caps": CAPS,
     }
+
+
+def _plural(text: str, n: int) -> str:
+    """ "(s)" becomes the English plural ending (as in the comment's strings; Japanese has none)."""
+    return text.replace("(s)", "" if n == 1 else "s")
 
 
 def _share(n: int, d: int) -> float | None:
