@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from app.core.outcomes import AdrOutcome, FindingOutcome
 from app.core.render import render_report
@@ -266,3 +268,17 @@ def test_mermaid_label(text: str, want: str) -> None:
 @pytest.mark.parametrize(("rate", "want"), [(None, "—"), (0.5, "50 %"), (1 / 3, "33.3 %"), (0.199, "19.9 %")])
 def test_percent(rate: float | None, want: str) -> None:
     assert pct(rate, {"percent": "{n} %", "none": "—"}) == want
+
+
+def test_english_and_japanese_have_the_same_report_strings() -> None:
+    from app.core import render
+
+    tables = render._catalog(None).report
+    assert tables["en"] and set(tables["en"]) == set(tables["ja"])
+
+
+@given(st.text(max_size=200))
+def test_a_mermaid_label_is_never_empty_and_only_plain_characters(text: str) -> None:
+    label = mermaid_label(text)
+    assert label and len(label) <= 40
+    assert all(c.isascii() and (c.isalnum() or c in " _./-") for c in label) or label == "?"

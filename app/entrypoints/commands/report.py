@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 import time
 from datetime import UTC, date, datetime, timedelta
@@ -78,7 +77,7 @@ def run(args: argparse.Namespace) -> int:
     if args.until and not args.since:
         return _fail("--until needs --since")
     try:
-        store = open_report_store(args.store, os.environ)
+        store = open_report_store(args.store)
     except (OSError, ValueError) as exc:
         return _fail(str(exc))
     try:
@@ -123,10 +122,14 @@ def _png(report: Any, path: Path) -> int:
     return 0
 
 
-def open_report_store(spec: str | None, env: Any) -> Any:
-    """The store named by --store, else where the App or the Action keeps it. A SQLite file that does
-    not exist is an error, never a new empty store (an empty report would look like no feedback)."""
-    spec = spec or env.get("ADR_REVIEW_DATABASE_URL") or None
+def open_report_store(spec: str | None) -> Any:
+    """The store named by --store, else where the App keeps it (its settings: ADR_REVIEW_DATABASE_URL,
+    ADR_REVIEW_DB_PATH, ADR_REVIEW_STORE_DIR), else the Action's default cache folder. A SQLite file that
+    does not exist is an error, never a new empty store (an empty report would look like no feedback)."""
+    from app.config import AppSettings
+
+    settings = AppSettings()
+    spec = spec or settings.database_url or None
     if spec and spec.startswith(("postgresql://", "postgres://")):
         try:
             from app.adapters.state_postgres import PostgresStateStore
@@ -138,9 +141,8 @@ def open_report_store(spec: str | None, env: Any) -> Any:
     if spec:
         candidates = [Path(spec)]
     else:
-        store_dir = Path(env.get("ADR_REVIEW_STORE_DIR") or ".adr-review")
-        candidates = [Path(p) for p in (env.get("ADR_REVIEW_DB_PATH"),) if p]
-        candidates += [store_dir / "app.sqlite3", ACTION_STORE]
+        candidates = [settings.db_path] if settings.db_path else []
+        candidates += [settings.store_dir / "app.sqlite3", ACTION_STORE]
     found = next((p for p in candidates if p.is_file()), None)
     if found is None:
         looked = ", ".join(str(p) for p in candidates)
