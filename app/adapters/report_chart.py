@@ -83,6 +83,7 @@ def report_png(report: Report, *, dpi: int = 110) -> bytes:
         px.set_xlabel("findings dismissed")
         px.set_title("Most dismissed perspectives", fontsize=9)
         px.set_xlim(0, max(c.dismissed for c in rows) * 1.3 + 0.5)
+        px.set_ylim(-0.75, len(rows) - 0.25)  # thin bars even for one perspective
         px.tick_params(axis="y", labelsize=8)
         px.xaxis.set_major_locator(MaxNLocator(integer=True))
     buf = io.BytesIO()
