@@ -84,7 +84,7 @@ class AppExecutor:
                 "plan_feedback",
                 extra={
                     "run_key": item.run_key,
-                    "summary": feedback.apply(plan, gh, d.store, item.repo, memo).summary,
+                    "summary": feedback.apply(plan, gh, d.store, item.repo, memo, boxes=False).summary,
                 },
             )
             return
@@ -204,6 +204,7 @@ class AppExecutor:
             push_order=item.spec.get("push_order"),
             checkpoints=d.store,
             feedback=d.store,
+            feedback_from_boxes=False,
             llm_unavailable_reason="budget_cap" if target.no_model else "no_api_key",
         )
         out = pr.run_target(target, deps, ctx.memo(target.nonce), reused=ctx.reused)

@@ -39,12 +39,16 @@ def record_comment(
     comment: RepoComment,
     actor_ticks: Mapping[str, bool] | None = None,
     actor: str | None = None,
+    *,
+    boxes: bool = True,
 ) -> bool:
     """Our comment's ledger and boxes into the store. `actor_ticks`: boxes a known person changed
-    (recorded with their login first); the other boxes are recorded as read. False: no ledger."""
+    (recorded with their login first). `boxes`: also record the other boxes as the body shows them
+    (the Action: the comment is its only record); the App counts only edits it saw from people with
+    write access, so a box it did not see ticked is not counted. False: no ledger."""
     if not comment.marker_path:
         return False
-    return record_body(store, repo, pr, comment.marker_path, comment.body, actor_ticks, actor)
+    return record_body(store, repo, pr, comment.marker_path, comment.body, actor_ticks, actor, boxes=boxes)
 
 
 def record_body(
@@ -55,6 +59,8 @@ def record_body(
     body: str,
     actor_ticks: Mapping[str, bool] | None = None,
     actor: str | None = None,
+    *,
+    boxes: bool = True,
 ) -> bool:
     feedback = read_feedback(body)
     if not feedback.ledger.revisions:
@@ -62,15 +68,16 @@ def record_body(
     store.record_ledger(repo, pr, path, feedback.ledger)
     if actor_ticks:
         store.record_ticks(repo, pr, path, actor_ticks, actor)
-    boxes = {**dict.fromkeys(feedback.ledger.adopted, True), **feedback.ticks}  # a box shown wins
-    rest = {fid: on for fid, on in boxes.items() if fid not in (actor_ticks or {})}
-    store.record_ticks(repo, pr, path, rest, None)
+    if boxes:
+        shown = {**dict.fromkeys(feedback.ledger.adopted, True), **feedback.ticks}  # a box shown wins
+        rest = {fid: on for fid, on in shown.items() if fid not in (actor_ticks or {})}
+        store.record_ticks(repo, pr, path, rest, None)
     return True
 
 
-def sync_pr(gh: GitHubPort, store: FeedbackLog, repo: str, pr: int) -> int:
+def sync_pr(gh: GitHubPort, store: FeedbackLog, repo: str, pr: int, *, boxes: bool = True) -> int:
     """Our review comments on the PR into the store; how many had a ledger."""
-    return sum(record_comment(store, repo, pr, c) for c in gh.our_comments(repo, pr))
+    return sum(record_comment(store, repo, pr, c, boxes=boxes) for c in gh.our_comments(repo, pr))
 
 
 @dataclass(frozen=True)
@@ -79,8 +86,17 @@ class Applied:
     recorded: bool
 
 
-def apply(plan: Plan, gh: GitHubPort, store: FeedbackLog, repo: str, memo: StageMemo = no_memo) -> Applied:
-    """A plan of kind "feedback" (an edit's ticks) or "dismiss"; each store write is its own stage."""
+def apply(
+    plan: Plan,
+    gh: GitHubPort,
+    store: FeedbackLog,
+    repo: str,
+    memo: StageMemo = no_memo,
+    *,
+    boxes: bool = True,
+) -> Applied:
+    """A plan of kind "feedback" (an edit's ticks) or "dismiss"; each store write is its own stage.
+    `boxes`: see record_comment (the App passes False)."""
     fb, number = plan.feedback, plan.number
     assert fb is not None and number is not None, plan
     if plan.kind == "feedback":
@@ -94,7 +110,7 @@ def apply(plan: Plan, gh: GitHubPort, store: FeedbackLog, repo: str, memo: Stage
     def dismiss() -> dict[str, Any]:
         path = store.record_dismissal(repo, number, fid, fb.actor, fb.reason)
         if path is None:  # the store has not seen this PR's comments (the Action's fresh store)
-            sync_pr(gh, store, repo, number)
+            sync_pr(gh, store, repo, number, boxes=boxes)
             path = store.record_dismissal(repo, number, fid, fb.actor, fb.reason)
         return {"path": path}
 
@@ -124,7 +140,7 @@ def _ticks(
             "summary": f"adr-review: comment {comment_id} is not one of ours; not counted.",
             "recorded": False,
         }
-    record_comment(store, repo, pr, ours, ticks, actor)
+    record_comment(store, repo, pr, ours, ticks, actor, boxes=False)  # only what this edit changed
     on = sorted(fid for fid, t in ticks.items() if t)
     off = sorted(fid for fid, t in ticks.items() if not t)
     return {

@@ -307,6 +307,8 @@ class RunDeps:
     push_order: int | None = None  # when the target's head was pushed (the App: app_runs), in the marker
     checkpoints: CheckpointStore | None = None  # this run's: a stored render is posted, nothing re-run
     feedback: FeedbackLog | None = None  # where the comment's ledger and boxes are recorded (issue 17)
+    # Record the boxes as the comment shows them (the Action); the App counts only the edits it saw.
+    feedback_from_boxes: bool = True
 
 
 def with_content(target: Target, gh: GitHubPort) -> Target:

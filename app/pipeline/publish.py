@@ -90,6 +90,9 @@ class PublishDeps(Protocol):
     @property
     def feedback(self) -> FeedbackLog | None: ...
 
+    @property
+    def feedback_from_boxes(self) -> bool: ...
+
 
 def comment_lock_name(repo: str, pr: int, path: str) -> str:
     return f"comment:{repo}#{pr}:{path}"
@@ -210,7 +213,9 @@ def _record(deps: PublishDeps, target: Target, body: str) -> None:
     if deps.feedback is None:
         return
     try:
-        record_body(deps.feedback, target.repo, target.pr, target.adr_path, body)
+        record_body(
+            deps.feedback, target.repo, target.pr, target.adr_path, body, boxes=deps.feedback_from_boxes
+        )
     except Exception as exc:  # noqa: BLE001 - any store error: logged, the comment stands
         log.warning("feedback_not_recorded", extra={"path": target.adr_path, "error": str(exc)})
 

@@ -40,9 +40,9 @@ def llm() -> FakeLlm:
     return fake
 
 
-def review(gh: MemoryGitHub, store: SqliteStateStore, fake: FakeLlm) -> pr.Published:
+def review(gh: MemoryGitHub, store: SqliteStateStore, fake: FakeLlm, *, app: bool = False) -> pr.Published:
     (target,) = plan(pr_event(head_sha=gh.pulls[N].head_sha), gh).targets
-    d = deps(gh, feedback=store)
+    d = deps(gh, feedback=store, feedback_from_boxes=not app)
     d.llm = fake
     return pr.run_target(target, d)
 
@@ -64,11 +64,13 @@ def tick(gh: MemoryGitHub, ids: list[str], by: Actor, *, land: bool = True) -> C
     )  # fmt: skip
 
 
-def apply(gh: MemoryGitHub, store: SqliteStateStore, event: CommentEvent) -> feedback.Applied | None:
+def apply(
+    gh: MemoryGitHub, store: SqliteStateStore, event: CommentEvent, *, app: bool = False
+) -> feedback.Applied | None:
     p = plan(event, gh)
     if p.kind not in ("feedback", "dismiss"):
         return None
-    return feedback.apply(p, gh, store, REPO)
+    return feedback.apply(p, gh, store, REPO, boxes=not app)
 
 
 def push_revision(gh: MemoryGitHub) -> None:
@@ -83,39 +85,54 @@ def store() -> SqliteStateStore:
     return SqliteStateStore(":memory:")
 
 
-def test_the_app_records_ticks_dismissals_and_the_revision_and_ticks_survive_a_re_render(
-    store: SqliteStateStore,
+def test_done_when_ticks_a_dismissal_and_a_revision_reach_the_report_and_ticks_survive_a_re_render(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    """The issue's done-when, through the App's path: two of four boxes ticked by a collaborator, one
+    by a stranger (not counted), one finding dismissed by command, a revision pushed, then the report."""
+    from app.cli import main
+
+    store = SqliteStateStore(tmp_path / "app.sqlite3")
     gh, fake = github(), llm()
     gh.permissions = {"alice": "write", "mallory": "read"}
-    first = review(gh, store, fake)
+    first = review(gh, store, fake, app=True)
     assert first.result == "created"
     ids = list(read_ticks(first.body))
     assert len(ids) == 4 and not any(read_ticks(first.body).values())
 
-    assert apply(gh, store, tick(gh, ids[:2], ALICE)).recorded  # type: ignore[union-attr]
-    assert apply(gh, store, tick(gh, ids[2:3], MALLORY)) is None  # read access: not counted
+    assert apply(gh, store, tick(gh, ids[:2], ALICE), app=True).recorded  # type: ignore[union-attr]
+    assert apply(gh, store, tick(gh, ids[2:3], MALLORY), app=True) is None  # read access: not counted
     bot = Actor("adr-review[bot]", "Bot")
     assert plan(tick(gh, ids[3:], bot, land=False), gh).kind == "ignore"  # our own edits: never feedback
-    out = apply(gh, store, command(f"/adr-review dismiss {ids[3]} we accept this risk\nsee ADR-0003"))
+    dismiss = command(f"/adr-review dismiss {ids[3]} we accept this risk\nsee ADR-0003")
+    out = apply(gh, store, dismiss, app=True)
     assert out is not None and out.recorded and (555, "+1") in gh.reactions
 
     push_revision(gh)
-    second = review(gh, store, fake)
+    second = review(gh, store, fake, app=True)
     assert second.result == "edited"
     ticks = read_ticks(second.body)
-    assert [fid for fid in ids if ticks[fid]] == ids[:2] + ids[2:3]  # the box as GitHub shows it stays
+    assert [fid for fid in ids if ticks[fid]] == ids[:3]  # every box as GitHub showed it stays ticked
     ledger = read_feedback(second.body).ledger
     assert len(ledger.revisions) == 2 and ledger.revised
 
     (adr,), findings = store.outcomes(REPO, 0, 2e9)
     assert (adr.path, adr.revisions, adr.revised) == (KAFKA, 2, True)
-    adopted = {f.finding_id: f.adopted_by for f in findings if f.adopted}
-    # mallory's tick is in the body, so it is read as ticked (who ticked is not known: None); GitHub
-    # itself lets only people with write access tick another user's comment.
-    assert adopted == {ids[0]: "alice", ids[1]: "alice", ids[2]: None}
+    assert {f.finding_id: f.adopted_by for f in findings if f.adopted} == {ids[0]: "alice", ids[1]: "alice"}
     dismissed = [(f.finding_id, f.dismissed_by, f.reason) for f in findings if f.dismissed]
     assert dismissed == [(ids[3], "alice", "we accept this risk\nsee ADR-0003")]
+    store.close()
+
+    assert (
+        main(["report", "--store", str(tmp_path / "app.sqlite3"), "--repo", REPO, "--min-findings", "4"]) == 0
+    )
+    report = capsys.readouterr().out
+    assert "| **50 %** (2 of 4) | 20 % | ✅ |" in report  # 2/4 adopted
+    assert "| Dismissed (`/adr-review dismiss`) | 1 (25 %) |" in report
+    assert "| **100 %** (1 of 1) | 10 % | ✅ |" in report  # the revision
+    assert "**Sunset rule (ADR-0071): keep — both rates are at or above their lines**" in report
+    assert main(["report", "--store", str(tmp_path / "app.sqlite3"), "--repo", REPO]) == 0
+    assert "not enough" in capsys.readouterr().out.casefold()  # 4 findings are below the default sample
 
 
 def test_the_action_reads_the_boxes_on_its_next_run_and_a_dismissal_from_a_fresh_store() -> None:
