@@ -51,7 +51,8 @@ from app.pipeline.budget import Budget, BudgetedLlm
 from app.pipeline.folders import reindex
 from app.pipeline.inline import run_inline
 from app.pipeline.keys import link_base
-from app.pipeline.ports import GitHubError, GitHubPort
+from app.pipeline.ports import GitHubError, GitHubPort, StateStore
+from app.pipeline.report import report_markdown
 
 log = logging.getLogger("adr-review.action")
 
@@ -127,11 +128,7 @@ def _run(
             ref = getattr(event, "default_branch", "") or gh.default_branch(repo)
             rep.line(plan.summary)
             report_reindex(rep, repo, ref, reindex(gh, repo, ref, plan.config, folders))
-            try:  # the index is done whatever happens here; the answers wait for the next run
-                counts = feedback.sync_recent(gh, store, repo, time.time() - FEEDBACK_WINDOW_S)
-            except GitHubError as exc:
-                return rep.annotate("warning", f"{exc}; {FEEDBACK_PERMISSIONS}")
-            return report_feedback(rep, counts)
+            return _feedback_report(rep, gh, store, repo, plan.config.language)
         report_targets(rep, plan)
         writes = not (dry or plan.read_only)
         if writes and plan.capped:
@@ -159,3 +156,15 @@ def _run(
         rep, plan.summary, outcomes, fork_note=FORK_NOTE if plan.read_only else None, link_base=base
     )
     return None
+
+
+def _feedback_report(rep: Reporter, gh: GitHubPort, store: StateStore, repo: str, language: str) -> None:
+    """The scheduled run, after the index: read reviewers' answers on recent PRs into the cached store,
+    then write the feedback report (issue 17) to the job summary, also when the reading failed."""
+    now = time.time()
+    try:  # the index is done whatever happens here; the answers wait for the next run
+        report_feedback(rep, feedback.sync_recent(gh, store, repo, now - FEEDBACK_WINDOW_S))
+    except GitHubError as exc:
+        rep.annotate("warning", f"{exc}; {FEEDBACK_PERMISSIONS}")
+    lang = language if language in ("en", "ja") else None
+    rep.summary += ["", report_markdown(store, repo, FEEDBACK_WINDOW_S / 86_400, now=now, language=lang)]

@@ -834,6 +834,7 @@ def test_a_dismiss_command_is_acknowledged_and_the_scheduled_run_reads_the_answe
     r = h.run("schedule", "schedule.json")
     assert r.code == 0, r.stdout
     assert "1 review comment(s), 1 dismissal(s)" in r.stdout
+    assert "## 📊 adr-review feedback report" in r.summary and "(1 of " in r.summary  # the job summary
     with SqliteStateStore(h.tmp / "workspace" / ".adr-review" / "checkpoints.sqlite3") as store:
         _, findings = store.outcomes(None, 0, 2e9)
     assert [f.finding_id for f in findings if f.adopted] == ids[:1]
