@@ -4,7 +4,8 @@ cursor of the engine's transaction. Every write is an upsert, so re-reading a co
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
+from contextlib import AbstractContextManager
 from typing import Any
 
 from app.core.feedback import Ledger
@@ -166,3 +167,38 @@ def outcomes(
         )
     ]
     return adrs, findings
+
+
+class FeedbackTables:
+    """The FeedbackLog methods of both engines' stores: mixed in after the engine's connection class,
+    which provides `_tx`, `_read` and `_clock`; `_mark` is the engine's placeholder."""
+
+    _mark: str
+    _clock: Callable[[], float]
+
+    def _tx(self) -> AbstractContextManager[Any]:  # pragma: no cover - the engine's connection's
+        raise NotImplementedError
+
+    def _read(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:  # pragma: no cover
+        raise NotImplementedError
+
+    def record_ledger(self, repo: str, pr: int, path: str, ledger: Ledger) -> None:
+        with self._tx() as cur:
+            record_ledger(cur.execute, self._mark, self._clock(), repo, pr, path, ledger)
+
+    def record_ticks(
+        self, repo: str, pr: int, path: str, ticks: Mapping[str, bool], actor: str | None
+    ) -> list[str]:
+        with self._tx() as cur:
+            return record_ticks(cur.execute, self._mark, self._clock(), repo, pr, path, ticks, actor)
+
+    def record_dismissal(self, repo: str, pr: int, finding_id: str, actor: str, reason: str) -> str | None:
+        with self._tx() as cur:
+            return record_dismissal(
+                cur.execute, self._mark, self._clock(), repo, pr, finding_id, actor, reason
+            )
+
+    def outcomes(
+        self, repo: str | None, since: float, until: float
+    ) -> tuple[list[AdrOutcome], list[FindingOutcome]]:
+        return outcomes(self._read, self._mark, repo, since, until)
