@@ -20,6 +20,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "eval",
         "score retrieval on a corpus (eval retrieval) or prompts on golden cases (eval prompts)",
     ),
+    "report": (
+        "report",
+        "what reviewers did with the findings, against the sunset rule (ADR-0071): Markdown, JSON, PNG",
+    ),
     "action": ("action", "run as a GitHub Action (reads GITHUB_* and INPUT_* from the environment)"),
     "serve": ("serve", "run the GitHub App webhook server"),
 }

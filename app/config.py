@@ -325,3 +325,5 @@ class AppSettings(BaseSettings):
     # pull_request / issue_comment payloads are tens of KiB; GitHub's own cap is 25 MB.
     max_body_bytes: int = Field(default=1024 * 1024, ge=1024)
     max_connections: int = Field(default=64, ge=1)  # open connections + requests in flight; then 503
+    # GET /report (app/entrypoints/report_http.py) answers only a caller with this bearer token; unset: off.
+    report_token: str | None = None

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, TypeVar
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from app.core.triggers import (
     REINDEX_EVENTS,
@@ -74,6 +74,7 @@ def _issue_comment(payload: Mapping[str, Any]) -> CommentEvent:
         author_association=data.comment.author_association,
         sender=Actor(data.sender.login, data.sender.type),
         default_branch=data.repository.default_branch,
+        previous_body=data.changes.body.from_ if data.changes and data.changes.body else None,
     )
 
 
@@ -148,12 +149,21 @@ class _Comment(_Loose):
     author_association: str = "NONE"
 
 
+class _BodyChange(_Loose):
+    from_: str | None = Field(default=None, alias="from")
+
+
+class _Changes(_Loose):
+    body: _BodyChange | None = None
+
+
 class _IssueCommentPayload(_Loose):
     action: str
     issue: _Issue
     comment: _Comment
     repository: _Repo
     sender: _User
+    changes: _Changes | None = None  # `edited`: what the edit changed
 
 
 _M = TypeVar("_M", bound=_Loose)

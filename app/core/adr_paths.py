@@ -15,6 +15,13 @@ import posixpath
 import re
 from collections.abc import Iterable
 
+MARKDOWN_SUFFIXES = (".md", ".markdown")
+
+
+def is_markdown(path: str) -> bool:
+    return path.casefold().endswith(MARKDOWN_SUFFIXES)
+
+
 # Files that live in ADR folders but are not ADRs (compared case-insensitively on the name without
 # its extension).
 SKIP_STEMS = frozenset(

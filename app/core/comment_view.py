@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote
 
+from app.core.feedback import checkbox, finding_ids
 from app.core.markdown_safe import Untrusted, clean, untrusted
 from app.core.results import BlindSpotResult, Citation, Finding, RecallResult, Review
 
@@ -155,6 +156,7 @@ def build_view(
     omitted_cap = bs.omitted_count if bs else 0
     omitted_unsure = bs.low_confidence_count if bs else 0
     if bs is not None:
+        ids = dict(zip(map(id, bs.findings), finding_ids(review.adr_path, bs.findings), strict=True))
         ordered = _findings_by_severity(bs.findings)
         if limits.keep_findings is not None:
             ordered = ordered[: limits.keep_findings]
@@ -177,6 +179,8 @@ def build_view(
                         "section": untrusted(f.section or None),
                         "gap": untrusted(f.gap or None),
                         "suggested": Untrusted(f.suggested_action),
+                        "id": ids[id(f)],
+                        "checkbox": checkbox(ids[id(f)], t["adopted_box"].format(id=ids[id(f)])),
                     }
                 )
             if items:
@@ -283,6 +287,7 @@ def build_view(
             else None
         ),
         "groups": groups,
+        "feedback_hint": t["feedback_hint"] if shown_total else None,
         "unverified": _unverified_view(bs, t, labels),
         "excluded": _excluded_view(bs, t, labels),
         "shown_total": shown_total,

@@ -266,6 +266,7 @@ def _merge(keep: Finding, other: Finding) -> Finding:
         confidence=max(confidences) if confidences else None,
         dedupe_group=keep.dedupe_group or other.dedupe_group,
         category=keep.category or other.category,
+        perspective=keep.perspective or other.perspective,
     )
 
 

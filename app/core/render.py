@@ -43,6 +43,8 @@ from app.core.markdown_safe import (
     untrusted,
 )
 from app.core.marker import MARKER_PREFIX, marker, parse_marker
+from app.core.report import Report
+from app.core.report_view import build_report_view
 from app.core.results import Review
 from app.core.shipped import shipped_dir
 
@@ -64,6 +66,7 @@ __all__ = [
     "marker",
     "parse_marker",
     "render_comment",
+    "render_report",
     "render_step_summary",
     "sanitize_block",
     "sanitize_code",
@@ -73,7 +76,9 @@ __all__ = [
 TEMPLATES_DIR = shipped_dir("templates")  # package data of the install, or the checkout's templates/
 LANGUAGES = ("en", "ja")  # each has templates/i18n/<lang>.yaml
 GITHUB_COMMENT_LIMIT = 65_536
-DEFAULT_BUDGET = 65_000  # a margin under GitHub's limit
+# A margin under GitHub's limit for the marker line and the feedback ledger (app/core/feedback.py),
+# which publishing adds to the rendered body.
+DEFAULT_BUDGET = GITHUB_COMMENT_LIMIT - 4_000
 MIN_FINDING_CHARS = 30  # the shortest a rendered finding can be ("\n**1. x**\n<sub>Monitor</sub>\n")
 
 # --------------------------------------------------------------------------------------------------
@@ -85,6 +90,7 @@ class _Catalog:
     env: jinja2.Environment
     strings: Mapping[str, Strings]  # language -> its fixed strings
     labels: Mapping[str, Labels]  # language -> its label tables
+    report: Mapping[str, Strings]  # language -> the feedback report's strings (optional table)
 
 
 def _load(templates_dir: Path) -> _Catalog:
@@ -101,6 +107,7 @@ def _load(templates_dir: Path) -> _Catalog:
     env.filters.update(FILTERS)
     strings: dict[str, Strings] = {}
     labels: dict[str, Labels] = {}
+    report: dict[str, Strings] = {}
     for lang in LANGUAGES:
         name = f"i18n/{lang}.yaml"
         source, _filename, _uptodate = loader.get_source(env, name)
@@ -110,7 +117,8 @@ def _load(templates_dir: Path) -> _Catalog:
                 f"{templates_dir / name}: needs `strings` (key: text) and `labels` (table: key: text)"
             )
         strings[lang], labels[lang] = data["strings"], data["labels"]
-    return _Catalog(env, strings, labels)
+        report[lang] = data.get("report") or {}
+    return _Catalog(env, strings, labels, report)
 
 
 def _is_catalog(data: Any) -> bool:
@@ -121,6 +129,7 @@ def _is_catalog(data: Any) -> bool:
         isinstance(data, dict)
         and flat(data.get("strings"))
         and isinstance(data.get("labels"), dict)
+        and (data.get("report") is None or flat(data["report"]))
         and all(isinstance(k, str) and flat(v) for k, v in data["labels"].items())
     )
 
@@ -263,3 +272,14 @@ def render_step_summary(
         view["state"] = t["state_error" if r.error else "state_degraded" if degraded else "state_ok"]
         items.append(view)
     return cat.env.get_template("step_summary.md.j2").render(t=t, items=items, title=untrusted(title))
+
+
+def render_report(report: Report, *, language: str | None = None, templates_dir: Path | None = None) -> str:
+    """The feedback report (app/core/report.py) as Markdown with Mermaid charts; English unless "ja"."""
+    lang = str(language) if language in LANGUAGES else "en"
+    cat = _catalog(templates_dir)
+    t = cat.report[lang]
+    if not t:
+        raise ValueError(f"templates/i18n/{lang}.yaml has no `report` table")
+    view = build_report_view(report, t)
+    return cat.env.get_template("report.md.j2").render(t=t, r=view)

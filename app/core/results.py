@@ -158,6 +158,7 @@ class Finding:
     suggested_action: str
     dedupe_group: str
     category: str | None = None  # pre-mortem category when known
+    perspective: str | None = None  # Devil's Advocate: the drawn perspective id it came through
     unverified: Unverified | None = None  # None: the quote verified and every ADR it names is known
     unknown_ids: tuple[str, ...] = ()  # ADR ids it names that are not among the ADRs it was shown
     confidence: float | None = None  # the Judge's 0-1 confidence; None: un-judged (never held back for it)
@@ -187,6 +188,8 @@ class BlindSpotResult:
     errors: tuple[StageError, ...]
     usage_by_node: Mapping[str, Usage]
     skipped_reason: str | None = None
+    # perspective id -> its draw weight for this ADR (app/core/perspectives.py; {} in older results)
+    perspective_weights: Mapping[str, int] = field(default_factory=dict)
     # reason -> count of findings not shown for a reason other than the cap: "merged_duplicates",
     # "covered_by_adr" (code check), "judge_excluded_as_covered" (the Judge, its passage verified),
     # "judge_exclusion_unverified" (the Judge named no real passage: the finding was put back),

@@ -14,17 +14,27 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Literal
 
+from app.core.adr_paths import MARKDOWN_SUFFIXES, is_markdown
+from app.core.commands import (
+    ALL_STAGES,
+    ALLOWED_ASSOCIATIONS,
+    ALLOWED_PERMISSIONS,
+    DENIED_TEXT,
+    DISMISS_USAGE,
+    HELP_TEXT,
+    UNKNOWN_TEXT,
+    Command,
+    is_authorized,
+    parse_command,
+)
+from app.core.feedback import tick_changes
+from app.core.marker import read_marker
+
 # --------------------------------------------------------------------------------------------------
 # Events (what the adapters produce)
 
 PR_ACTIONS = frozenset({"opened", "synchronize", "reopened", "ready_for_review"})
-ALLOWED_ASSOCIATIONS = frozenset({"OWNER", "MEMBER", "COLLABORATOR"})
-# Repository permissions (GET .../collaborators/{user}/permission) that count as a collaborator: an
-# org member whose membership is private shows up as CONTRIBUTOR or NONE in `author_association`.
-ALLOWED_PERMISSIONS = frozenset({"admin", "maintain", "write"})
 REINDEX_EVENTS = frozenset({"schedule", "workflow_dispatch"})
-ALL_STAGES = frozenset({"recall", "blindspots"})
-COMMAND = "/adr-review"
 
 
 @dataclass(frozen=True)
@@ -69,6 +79,7 @@ class CommentEvent:
     author_association: str
     sender: Actor
     default_branch: str
+    previous_body: str | None = None  # `edited`: the body before the edit (changes.body.from)
 
 
 @dataclass(frozen=True)
@@ -93,99 +104,9 @@ def is_fork(base_repo: str, head_repo: str | None) -> bool:
 
 
 # --------------------------------------------------------------------------------------------------
-# Comment commands
-
-CommandKind = Literal["all", "recall", "blind-spots", "help", "unknown"]
-
-_COMMAND_STAGES: dict[str, frozenset[str]] = {
-    "all": ALL_STAGES,
-    "recall": frozenset({"recall"}),
-    "blind-spots": frozenset({"blindspots"}),
-}
-_SUBCOMMAND_ALIASES = {
-    "": "all",
-    "all": "all",
-    "run": "all",
-    "recall": "recall",
-    "blind-spots": "blind-spots",
-    "blindspots": "blind-spots",
-    "blind_spots": "blind-spots",
-    "help": "help",
-}
-_COMMAND_LINE = re.compile(r"^/adr-review(?:[ \t]+(?P<rest>.*))?$", re.IGNORECASE)
-_MAX_COMMAND_PATHS = 20
-
-
-@dataclass(frozen=True)
-class Command:
-    kind: CommandKind
-    raw: str  # the command line as written
-    paths: tuple[str, ...] = ()  # `/adr-review [recall|blind-spots] PATH...`: only these changed ADRs
-
-    @property
-    def stages(self) -> frozenset[str]:
-        return _COMMAND_STAGES.get(self.kind, frozenset())
-
-
-def parse_command(body: str) -> Command | None:
-    """The `/adr-review ...` command on the first non-blank line of a comment, else None.
-
-    Only the first line counts, so a quoted (`> /adr-review`) or mentioned command in prose never
-    triggers a run; `/adr-reviewer` is not the command.
-    """
-    for line in body.splitlines():
-        stripped = line.strip()
-        if not stripped:
-            continue
-        m = _COMMAND_LINE.match(stripped)
-        if not m:
-            return None
-        words = (m.group("rest") or "").split()
-        sub = words[0].casefold() if words and not _looks_like_path(words[0]) else ""
-        kind = _SUBCOMMAND_ALIASES.get(sub, "unknown")
-        # ADR paths anywhere on the line narrow the run; other words after the command are ignored.
-        paths = tuple(w.strip("`") for w in words if _looks_like_path(w))[:_MAX_COMMAND_PATHS]
-        return Command(kind=kind, raw=stripped[:200], paths=paths)  # type: ignore[arg-type]
-    return None
-
-
-def _looks_like_path(word: str) -> bool:
-    return is_markdown(word.strip("`"))
-
-
-def is_authorized(author_association: str, permission: str | None = None) -> bool:
-    """OWNER, MEMBER and COLLABORATOR may run commands; a write/maintain/admin permission also counts."""
-    if author_association.upper() in ALLOWED_ASSOCIATIONS:
-        return True
-    return (permission or "").casefold() in ALLOWED_PERMISSIONS
-
-
-HELP_TEXT = """\
-**adr-review** commands (comment on the pull request):
-
-| Command | What it does |
-| --- | --- |
-| `/adr-review` | Review the changed ADRs again: recall of related ADRs and the blind-spot critics |
-| `/adr-review recall` | Re-run only the recall of related past ADRs |
-| `/adr-review blind-spots` | Re-run only the blind-spot critics |
-| `/adr-review PATH...` | Review only these changed ADRs (also after `recall` or `blind-spots`) |
-| `/adr-review help` | Show this help |
-
-Only repository owners, members and collaborators can run commands. Results update the existing \
-adr-review comment of each ADR; no new comment is added."""
-
-DENIED_TEXT = (
-    "Sorry @{login}, only repository owners, members and collaborators can run `/adr-review` commands, "
-    "so nothing was run. A maintainer can comment `/adr-review` to start a review."
-)
-
-UNKNOWN_TEXT = "Unknown command `{raw}`: nothing was run.\n\n" + HELP_TEXT
-
-
-# --------------------------------------------------------------------------------------------------
 # Decisions
 
-DecisionKind = Literal["review", "reindex", "help", "deny", "ignore"]
+DecisionKind = Literal["review", "reindex", "help", "deny", "ignore", "dismiss", "feedback"]
 
 
 @dataclass(frozen=True)
@@ -201,6 +122,9 @@ class Decision:
     read_only: bool = False  # fork PR on `pull_request`: read-only token, no secrets -> no comment
     needs_permission_check: bool = False  # association not enough: ask the API for the permission
     only_paths: frozenset[str] = frozenset()  # a command naming ADRs: review only those
+    finding_id: str | None = None  # dismiss: the finding
+    reason: str = ""  # dismiss: why
+    ticks: tuple[tuple[str, bool], ...] = ()  # feedback: the Adopted boxes an edit changed (id, ticked)
 
 
 def screen(event: Event) -> Decision | None:
@@ -220,6 +144,8 @@ def screen(event: Event) -> Decision | None:
                 "ignore", f"adr-review: pull_request.{event.action} is not reviewed; nothing to do."
             )
         return None
+    if event.action == "edited" and event.on_pull_request and read_marker(event.body) is not None:
+        return None  # an edit of one of our comments: a reviewer may have ticked a box (decide)
     if event.action != "created":
         return Decision("ignore", f"adr-review: issue_comment.{event.action} is not handled; nothing to do.")
     if not event.on_pull_request:
@@ -252,6 +178,8 @@ def decide(event: Event, *, review_drafts: bool = False, permission: str | None 
             summary += " Fork PR: read-only token, so the report goes to the job summary only."
         return Decision("review", summary, read_only=read_only)
     assert isinstance(event, CommentEvent)
+    if event.action == "edited":
+        return _edited(event, permission)
     command = parse_command(event.body)
     assert command is not None  # screen() let it through
     if command.kind == "help":
@@ -268,6 +196,17 @@ def decide(event: Event, *, review_drafts: bool = False, permission: str | None 
             f"adr-review: {event.sender.login} ({event.author_association}) may not run commands; nothing run.",
             react=True,  # 😕, and the reply once per user and PR (app/pipeline/pr.py::respond)
             reply=DENIED_TEXT.format(login=event.sender.login),
+        )
+    if command.kind == "dismiss":
+        if command.finding_id is None:
+            return Decision(
+                "help", "adr-review: dismiss without a finding id; posted the help.", reply=DISMISS_USAGE
+            )
+        return Decision(
+            "dismiss",
+            f"adr-review: {event.sender.login} dismissed finding {command.finding_id} on #{event.number}.",
+            finding_id=command.finding_id,
+            reason=command.reason,
         )
     if command.kind == "unknown":
         return Decision(
@@ -286,14 +225,33 @@ def decide(event: Event, *, review_drafts: bool = False, permission: str | None 
     )
 
 
+def _edited(event: CommentEvent, permission: str | None) -> Decision:
+    """An edit of our comment: the Adopted boxes it changed count when the editor has write access
+    (the comment's `author_association` is ours, so only the looked-up permission says who edited)."""
+    ticks = tuple(sorted(tick_changes(event.previous_body or "", event.body).items()))
+    if not ticks:
+        return Decision("ignore", "adr-review: the edit changed no Adopted box; nothing to do.")
+    if permission is None:
+        return Decision("feedback", "adr-review: checking who edited.", needs_permission_check=True)
+    if permission.casefold() not in ALLOWED_PERMISSIONS:
+        return Decision(
+            "ignore",
+            f"adr-review: {event.sender.login} ({permission}) has no write access; edit not counted.",
+        )
+    on = sum(1 for _, t in ticks if t)
+    return Decision(
+        "feedback",
+        f"adr-review: {event.sender.login} ticked {on} and unticked {len(ticks) - on} Adopted box(es) on #{event.number}.",
+        ticks=ticks,
+    )
+
+
 def _stages(command: Command) -> str:
     return " and ".join(sorted(command.stages)) or "nothing"
 
 
 # --------------------------------------------------------------------------------------------------
 # Which changed files are ADRs
-
-MARKDOWN_SUFFIXES = (".md", ".markdown")
 
 
 @dataclass(frozen=True)
@@ -351,10 +309,6 @@ def glob_regex(pattern: str) -> re.Pattern[str]:
 
 def matches_any(path: str, globs: Iterable[str]) -> bool:
     return any(glob_regex(g).match(path) for g in globs)
-
-
-def is_markdown(path: str) -> bool:
-    return path.casefold().endswith(MARKDOWN_SUFFIXES)
 
 
 def select_adrs(

@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 import os
 import sys
+import time
 from collections.abc import Mapping
 from typing import Any, TextIO
 
@@ -33,21 +34,25 @@ from app.entrypoints.action_env import (
     state_store,
 )
 from app.entrypoints.workflow_commands import (
+    FEEDBACK_PERMISSIONS,
+    FEEDBACK_WINDOW_S,
     Reporter,
     finish,
     md_text,
     published_line,
+    report_feedback,
     report_plan,
     report_reindex,
     report_reviews,
     report_targets,
 )
-from app.pipeline import pr
+from app.pipeline import feedback, pr
 from app.pipeline.budget import Budget, BudgetedLlm
 from app.pipeline.folders import reindex
 from app.pipeline.inline import run_inline
 from app.pipeline.keys import link_base
-from app.pipeline.ports import GitHubError, GitHubPort
+from app.pipeline.ports import GitHubError, GitHubPort, StateStore
+from app.pipeline.report import report_markdown
 
 log = logging.getLogger("adr-review.action")
 
@@ -110,6 +115,8 @@ def _run(
             return None
         if not dry:
             pr.respond(plan, gh, repo, notify=notify)
+        if plan.kind in ("dismiss", "feedback") and not dry:
+            return finish(rep, feedback.apply(plan, gh, store, repo).summary)
         if (
             plan.kind not in ("review", "reindex")
             or plan.config is None
@@ -120,7 +127,8 @@ def _run(
         if plan.kind == "reindex":
             ref = getattr(event, "default_branch", "") or gh.default_branch(repo)
             rep.line(plan.summary)
-            return report_reindex(rep, repo, ref, reindex(gh, repo, ref, plan.config, folders))
+            report_reindex(rep, repo, ref, reindex(gh, repo, ref, plan.config, folders))
+            return _feedback_report(rep, gh, store, repo, plan.config.language)
         report_targets(rep, plan)
         writes = not (dry or plan.read_only)
         if writes and plan.capped:
@@ -136,6 +144,7 @@ def _run(
             writes=writes,
             notify=notify,
             llm_unavailable_reason="budget_cap" if plan.spend_note else "no_api_key",
+            feedback=store,
         )
         outcomes = run_inline(plan.targets, deps, store, on_failed=lambda t, exc: rep.error(
             f"{t.adr_path}: {exc}", file=t.adr_path, title="adr-review: GitHub API"))  # fmt: skip
@@ -147,3 +156,15 @@ def _run(
         rep, plan.summary, outcomes, fork_note=FORK_NOTE if plan.read_only else None, link_base=base
     )
     return None
+
+
+def _feedback_report(rep: Reporter, gh: GitHubPort, store: StateStore, repo: str, language: str) -> None:
+    """The scheduled run, after the index: read reviewers' answers on recent PRs into the cached store,
+    then write the feedback report (issue 17) to the job summary, also when the reading failed."""
+    now = time.time()
+    try:  # the index is done whatever happens here; the answers wait for the next run
+        report_feedback(rep, feedback.sync_recent(gh, store, repo, now - FEEDBACK_WINDOW_S))
+    except GitHubError as exc:
+        rep.annotate("warning", f"{exc}; {FEEDBACK_PERMISSIONS}")
+    lang = language if language in ("en", "ja") else None
+    rep.summary += ["", report_markdown(store, repo, FEEDBACK_WINDOW_S / 86_400, now=now, language=lang)]

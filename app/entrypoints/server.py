@@ -1,4 +1,5 @@
-"""The GitHub App's HTTP side: `POST /webhook` and `GET /healthz` (Starlette, served by uvicorn).
+"""The GitHub App's HTTP side: `POST /webhook`, `GET /healthz` and, with a token, `GET /report`
+(app/entrypoints/report_http.py) (Starlette, served by uvicorn).
 
 The webhook does only what must happen before GitHub gets its answer: read the raw body (size-capped:
 a body is buffered before its signature can be checked, so the cap and the server's concurrency limit,
@@ -27,8 +28,10 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from app.core.webhook_signature import verify
+from app.entrypoints.report_http import report_routes
 from app.pipeline.intake import delivery_record, intake
 from app.pipeline.ports import RunQueue
+from app.pipeline.state_ports import FeedbackLog
 
 log = logging.getLogger("adr_review.server")
 
@@ -69,8 +72,11 @@ def create_app(
     *,
     on_enqueued: Callable[[], None] | None = None,
     health_extra: Callable[[], dict[str, Any]] | None = None,
+    feedback: FeedbackLog | None = None,
+    report_token: str | None = None,
 ) -> Starlette:
-    """The ASGI app. on_enqueued wakes the workers; health_extra adds worker facts to /healthz."""
+    """The ASGI app. on_enqueued wakes the workers; health_extra adds worker facts to /healthz;
+    feedback and report_token turn on GET /report (both needed)."""
     if config.secret is None:
         log.warning("webhook_signature_disabled: --insecure-no-secret, every request is accepted unsigned")
 
@@ -112,7 +118,7 @@ def create_app(
             return JSONResponse({"error": "body is not JSON"}, status_code=400)
         if not isinstance(payload, dict):
             return JSONResponse({"error": "body is not a JSON object"}, status_code=400)
-        result = intake(event, payload, max_attempts=config.max_attempts)
+        result = intake(event, payload, max_attempts=config.max_attempts, delivery_id=delivery_id)
         if result.ignored is not None:
             log.info(
                 "webhook_ignored", extra={"delivery": delivery_id, "event": event, "why": result.ignored}
@@ -147,7 +153,11 @@ def create_app(
         return JSONResponse(facts, status_code=200 if ok else 503)
 
     return Starlette(
-        routes=[Route("/webhook", webhook, methods=["POST"]), Route("/healthz", healthz, methods=["GET"])]
+        routes=[
+            Route("/webhook", webhook, methods=["POST"]),
+            Route("/healthz", healthz, methods=["GET"]),
+            *report_routes(feedback, report_token),
+        ]
     )
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import posixpath
 import uuid
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TextIO
 
 from app.core.results import Review
@@ -150,6 +150,21 @@ def report_reindex(reporter: Reporter, repo: str, ref: str, rows: Sequence[tuple
             "|:--|--:|",
             *(f"| {d or '/'} | {n} |" for d, n in rows),
         ]
+
+
+FEEDBACK_WINDOW_S = 30 * 86_400  # the scheduled run reads the comments of PRs updated this recently
+FEEDBACK_PERMISSIONS = (
+    "the findings' answers (Adopted boxes, dismissals) were not read: give the scheduled workflow "
+    "`pull-requests: read` and `issues: read` (docs/action.md)"
+)
+
+
+def report_feedback(reporter: Reporter, counts: Mapping[str, int]) -> None:
+    """The scheduled run's reading of reviewers' answers (app/pipeline/feedback.py: sync_recent)."""
+    reporter.line(
+        f"adr-review: read the findings' answers on {counts.get('pulls', 0)} recently updated PR(s): "
+        f"{counts.get('comments', 0)} review comment(s), {counts.get('dismissed', 0)} dismissal(s)."
+    )
 
 
 def report_plan(reporter: Reporter, plan: Plan, *, dry: bool, config_path: str) -> bool:

@@ -26,7 +26,7 @@ from typing import Any
 
 from app.config import REPO_CONFIG_PATH, RepoConfig
 from app.core.triggers import Event
-from app.pipeline import pr
+from app.pipeline import feedback, pr
 from app.pipeline.budget import Budget, BudgetedLlm
 from app.pipeline.folders import FolderCache, LoadFolder, OpenIndex
 from app.pipeline.locks import StoreLocks
@@ -79,6 +79,15 @@ class AppExecutor:
         plan = pr.Plan.from_json(memo("plan", lambda: self._compute_plan(item, gh).to_json()))
         locks = StoreLocks(d.store, ctx.owner)
         pr.respond(plan, gh, item.repo, memo, lock=locks)
+        if plan.kind in ("dismiss", "feedback"):
+            log.info(
+                "plan_feedback",
+                extra={
+                    "run_key": item.run_key,
+                    "summary": feedback.apply(plan, gh, d.store, item.repo, memo, boxes=False).summary,
+                },
+            )
+            return
         if plan.kind == "config_error" and plan.number is not None:
             body = pr.config_error_comment(plan, REPO_CONFIG_PATH)
             number = plan.number
@@ -194,6 +203,8 @@ class AppExecutor:
             comment_lock=StoreLocks(d.store, ctx.owner),
             push_order=item.spec.get("push_order"),
             checkpoints=d.store,
+            feedback=d.store,
+            feedback_from_boxes=False,
             llm_unavailable_reason="budget_cap" if target.no_model else "no_api_key",
         )
         out = pr.run_target(target, deps, ctx.memo(target.nonce), reused=ctx.reused)

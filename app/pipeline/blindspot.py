@@ -42,7 +42,7 @@ from app.core.findings import (
     own_risk_items,
 )
 from app.core.passages import is_markdown_path, passages_of
-from app.core.perspectives import ConstitutionError, Perspective, draw_perspectives
+from app.core.perspectives import ConstitutionError, Perspective, draw_perspectives, perspective_weights
 from app.core.results import BlindSpotResult, Citation, Exclusion, Finding, StageError, Usage
 from app.pipeline.blindspot_nodes import (
     CRITIC_PROMPTS,
@@ -88,17 +88,26 @@ def run_blindspots(
     nodes = ["devils_advocate", "premortem"] + (["adjacent_domain"] if config.adjacent_domain else [])
     errors: list[StageError] = []
     perspectives: tuple[Perspective, ...] = ()
+    weights: dict[str, int] = {}
     try:
         k = meta_int(library.prompt(CRITIC_PROMPTS["devils_advocate"]), "perspectives", PERSPECTIVES_PER_RUN)
     except PromptError:
         k = PERSPECTIVES_PER_RUN  # the critic reports its own prompt error
     try:
-        perspectives = draw_perspectives(library.constitution(), seed, k)
+        constitution = library.constitution()
+        # Weighted by the ADR's own words, so the draw favours the perspectives this decision touches;
+        # the weights are recorded with the seed.
+        weights = perspective_weights(constitution, proposal.text)
+        perspectives = draw_perspectives(constitution, seed, k, weights)
     except ConstitutionError as exc:
         errors.append(StageError("devils_advocate", f"constitution: {exc}"))
         nodes.remove("devils_advocate")
+        weights = {}
     selected = tuple(p.id for p in perspectives)
-    log.info("constitution_perspectives_selected", extra={"seed": seed, "perspectives": list(selected)})
+    log.info(
+        "constitution_perspectives_selected",
+        extra={"seed": seed, "perspectives": list(selected), "weights": weights},
+    )
 
     base = base_variables(proposal, citations, language)
     ctx = NodeContext(llm=llm, memo=memo, prompts=library, overrides=overrides or {})
@@ -124,7 +133,13 @@ def run_blindspots(
     if not succeeded:
         log.warning("blindspot_skipped", extra={"reason": "all_critics_failed"})
         return empty_result(
-            "skipped", seed, selected, tuple(errors), usage_by_node, skipped_reason="all_critics_failed"
+            "skipped",
+            seed,
+            selected,
+            tuple(errors),
+            usage_by_node,
+            skipped_reason="all_critics_failed",
+            weights=weights,
         )
 
     critic_findings = [f for o in succeeded for f in o.findings if f.unverified is None]
@@ -187,6 +202,7 @@ def run_blindspots(
         self_assessment=self_assessment,
         selected_perspectives=selected,
         seed=seed,
+        perspective_weights=weights,
         coverage_gaps=gaps,
         errors=tuple(errors),
         usage_by_node=usage_by_node,

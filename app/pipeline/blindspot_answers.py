@@ -113,8 +113,20 @@ class DevilsAdvocateAnswer(_Answer):
     conclusion: Text = Field("", description="The proposal's conclusion being attacked, in one sentence.")
     counter_arguments: list[CounterArgument] = Field(json_schema_extra=_items(1, 8))
 
-    def findings(self, limit: int = 5) -> tuple[Finding, ...]:
-        return tuple(_finding(c, ("devils_advocate",), c.severity) for c in self.counter_arguments[:limit])
+    def findings(self, limit: int = 5, drawn: tuple[str, ...] = ()) -> tuple[Finding, ...]:
+        """drawn: the perspective ids the critic was given; a perspective it names outside them is None."""
+        return tuple(
+            replace(
+                _finding(c, ("devils_advocate",), c.severity), perspective=_drawn_id(c.perspective, drawn)
+            )
+            for c in self.counter_arguments[:limit]
+        )
+
+
+def _drawn_id(value: str, drawn: tuple[str, ...]) -> str | None:
+    """The model's perspective label as one of the drawn ids (case and `-`/space folded), else None."""
+    key = value.strip().casefold().replace("-", "_").replace(" ", "_")
+    return key if key in drawn else None
 
 
 class PremortemScenario(_Answer):

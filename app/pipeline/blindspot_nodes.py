@@ -169,7 +169,7 @@ def run_critic(
     gaps: tuple[str, ...] | None = None
     if isinstance(answer, DevilsAdvocateAnswer):
         limit = meta_int(prompt, "max_counter_arguments", MAX_COUNTER_ARGUMENTS)
-        findings = answer.findings(limit)
+        findings = answer.findings(limit, tuple(p.id for p in perspectives))
         details = tuple(c.argument for c in answer.counter_arguments[:limit])
     elif isinstance(answer, PremortemAnswer):
         findings = answer.findings(dict(prompt.meta.thresholds))
@@ -243,7 +243,8 @@ def judge_stage(critics: Sequence[_CriticOutcome], failed: Sequence[str]) -> str
 
 
 def judged_finding(jf: Any, allowed: tuple[str, ...], by_id: Mapping[str, Finding]) -> Finding:
-    """The Judge's finding, with sources and the pre-mortem category of the critic findings it merged."""
+    """The Judge's finding, with the sources, pre-mortem category and Devil's Advocate perspective of the
+    critic findings it merged."""
     finding: Finding = jf.finding(allowed)
     merged = [by_id[i] for i in jf.merged_ids if i in by_id]
     if not merged:
@@ -252,7 +253,8 @@ def judged_finding(jf: Any, allowed: tuple[str, ...], by_id: Mapping[str, Findin
         dict.fromkeys(s for s in finding.source + tuple(x for m in merged for x in m.source) if s != "judge")
     )
     category = next((m.category for m in merged if m.category), None)
-    return replace(finding, source=sources or finding.source, category=category)
+    perspective = next((m.perspective for m in merged if m.perspective), None)
+    return replace(finding, source=sources or finding.source, category=category, perspective=perspective)
 
 
 # --- helpers ---------------------------------------------------------------------------------------
@@ -347,6 +349,7 @@ def empty_result(
     usage_by_node: Mapping[str, Usage],
     *,
     skipped_reason: str,
+    weights: Mapping[str, int] | None = None,
 ) -> BlindSpotResult:
     return BlindSpotResult(
         status=status,
@@ -360,4 +363,5 @@ def empty_result(
         errors=errors,
         usage_by_node=usage_by_node,
         skipped_reason=skipped_reason,
+        perspective_weights=dict(weights or {}),
     )

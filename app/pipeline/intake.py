@@ -9,6 +9,7 @@ permission check, and fans the plan out into one review run per ADR.
 A plan's run key names what it is about, so repeats of the same intent collapse into one run:
   pull_request   plan:<repo>#<n>@<head sha>:<ready|draft>   (a draft turning ready is a new plan)
   issue_comment  plan:<repo>#<n>:comment:<comment id>        (each command is its own forced re-run)
+  an edit        plan:<repo>#<n>:edit:<comment id>:<delivery> (of our comment: each edit may tick a box)
 """
 
 from __future__ import annotations
@@ -86,17 +87,22 @@ def quick_event(name: str, payload: Mapping[str, Any]) -> Event:
             author_association=_s(comment, "author_association", "NONE"),
             sender=actor,
             default_branch=_s(repo, "default_branch"),
+            previous_body=_s(_m(_m(payload, "changes"), "body"), "from") or None,
         )
     return OtherEvent(name, action or None)
 
 
-def plan_key(event: PullRequestEvent | CommentEvent) -> str:
+def plan_key(event: PullRequestEvent | CommentEvent, delivery_id: str | None = None) -> str:
     if isinstance(event, PullRequestEvent):
         return f"plan:{event.repo}#{event.number}@{event.head_sha}:{'draft' if event.draft else 'ready'}"
+    if event.action == "edited":  # every edit is its own (ticks go on and off); a redelivery is not
+        return f"plan:{event.repo}#{event.number}:edit:{event.comment_id}:{delivery_id or 'unknown'}"
     return f"plan:{event.repo}#{event.number}:comment:{event.comment_id}"
 
 
-def intake(name: str, payload: Mapping[str, Any], *, max_attempts: int = 3) -> Intake:
+def intake(
+    name: str, payload: Mapping[str, Any], *, max_attempts: int = 3, delivery_id: str | None = None
+) -> Intake:
     """The runs a delivery implies (at most one plan run), or why it is ignored."""
     installation = _m(payload, "installation").get("id")
     inst = installation if isinstance(installation, int) else None
@@ -117,7 +123,7 @@ def intake(name: str, payload: Mapping[str, Any], *, max_attempts: int = 3) -> I
     else:
         spec.update(comment_id=event.comment_id)
     run = RunSpec(
-        run_key=plan_key(event),
+        run_key=plan_key(event, delivery_id),
         kind="plan",
         repo=event.repo,
         pr_number=event.number,

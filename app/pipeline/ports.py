@@ -115,6 +115,7 @@ from app.pipeline.state_ports import (  # noqa: E402  (re-exported: one place to
     AttemptRecord,
     CheckpointStore,
     DeliveryLog,
+    FeedbackLog,
     Locks,
     RunQueue,
     RunRecord,
@@ -198,6 +199,19 @@ class GitHubPort(Protocol):
         else, whatever marker they paste; the newest when there are several."""
         ...
 
+    def pr_comments(self, repo: str, number: int) -> list[RepoComment]:
+        """Every comment on the PR, oldest first, all pages (dismiss commands, for the scheduled run)."""
+        ...
+
+    def our_comments(self, repo: str, number: int) -> list[RepoComment]:
+        """Our review comments on the PR (a marker, written by these credentials' identity): the newest
+        per ADR path."""
+        ...
+
+    def recent_pulls(self, repo: str, since: float) -> list[int]:
+        """Numbers of the PRs (open or closed) updated at or after `since` (unix time), newest first."""
+        ...
+
     def upsert_comment(self, repo: str, number: int, adr_path: str, body: str) -> tuple[RepoComment, bool]:
         """Edit our comment for `adr_path`, or create it when there is none (or the edit is refused);
         True when created."""
@@ -251,6 +265,7 @@ __all__ = [
     "LlmPort",
     "LlmRequest",
     "LlmResponse",
+    "FeedbackLog",
     "Locks",
     "PromptLibrary",
     "PullRequestInfo",

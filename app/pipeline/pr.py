@@ -42,6 +42,7 @@ from app.pipeline.locks import LockFactory, no_lock
 from app.pipeline.notices import CAPPED_MARKER_PATH, capped_comment, config_error_comment, skip_reason
 from app.pipeline.ports import (
     CheckpointStore,
+    FeedbackLog,
     GitHubError,
     GitHubPort,
     LlmPort,
@@ -60,7 +61,7 @@ from app.pipeline.publish import (
     stored_render,
 )
 from app.pipeline.review import LlmUnavailable, ReviewDeps, ReviewTarget, error_review, review_adr
-from app.pipeline.targets import Plan, Target
+from app.pipeline.targets import FeedbackAction, Plan, Target
 from app.pipeline.worker import RunAbandoned
 
 log = logging.getLogger(__name__)
@@ -146,7 +147,13 @@ def plan(ctx: PrContext, gh: GitHubPort) -> Plan:
 
 
 def _from_decision(decision: Decision, event: Event, config: RepoConfig | None = None) -> Plan:
+    feedback = None
+    if decision.kind in ("dismiss", "feedback") and isinstance(event, CommentEvent):
+        feedback = FeedbackAction(
+            event.sender.login, event.comment_id, decision.finding_id, decision.reason, decision.ticks
+        )
     return Plan(
+        feedback=feedback,
         kind=decision.kind,
         summary=decision.summary,
         read_only=decision.read_only,
@@ -299,6 +306,9 @@ class RunDeps:
     comment_lock: LockFactory = no_lock  # the App: the store's lock per (repo, PR, ADR) comment
     push_order: int | None = None  # when the target's head was pushed (the App: app_runs), in the marker
     checkpoints: CheckpointStore | None = None  # this run's: a stored render is posted, nothing re-run
+    feedback: FeedbackLog | None = None  # where the comment's ledger and boxes are recorded (issue 17)
+    # Record the boxes as the comment shows them (the Action); the App counts only the edits it saw.
+    feedback_from_boxes: bool = True
 
 
 def with_content(target: Target, gh: GitHubPort) -> Target:

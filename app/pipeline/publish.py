@@ -23,12 +23,22 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from app.core.feedback import (
+    adopted_before,
+    carry_ticks,
+    next_ledger,
+    read_ticks,
+    revision_of,
+    with_ledger,
+    without_ledger,
+)
 from app.core.marker import Marker, with_marker, without_marker
 from app.core.render import render_comment
 from app.core.results import Review
 from app.core.serde import review_from_dict, to_dict
+from app.pipeline.feedback import record_body
 from app.pipeline.locks import LockFactory
-from app.pipeline.ports import CheckpointStore, GitHubError, GitHubPort, RepoComment, StageMemo
+from app.pipeline.ports import CheckpointStore, FeedbackLog, GitHubError, GitHubPort, RepoComment, StageMemo
 from app.pipeline.targets import Target
 
 log = logging.getLogger(__name__)
@@ -77,6 +87,12 @@ class PublishDeps(Protocol):
     @property
     def checkpoints(self) -> CheckpointStore | None: ...
 
+    @property
+    def feedback(self) -> FeedbackLog | None: ...
+
+    @property
+    def feedback_from_boxes(self) -> bool: ...
+
 
 def comment_lock_name(repo: str, pr: int, path: str) -> str:
     return f"comment:{repo}#{pr}:{path}"
@@ -91,6 +107,7 @@ def already_published(target: Target, deps: PublishDeps, memo: StageMemo) -> Pub
     if existing is None or existing.marker_key != target.run_key:
         return None
     log.info("comment_up_to_date", extra={"run_key": target.run_key, "path": target.adr_path})
+    _record(deps, target, existing.body)  # the boxes as reviewers left them (the Action's next run)
     found = {"comment_id": existing.id, "created": False, "html_url": existing.html_url}
     memo("comment", lambda: {**found, "up_to_date": True})
     return Published(target.adr_path, "unchanged", existing.html_url)
@@ -126,6 +143,7 @@ def publish(target: Target, rendered: Rendered, deps: PublishDeps, memo: StageMe
         return Published(path, "not-posted", review=rendered.review, body=rendered.body)
     gh, order = deps.gh, deps.push_order
     body = with_marker(rendered.body, Marker(path, target.run_key, target.head_sha or None, order))
+    written: list[str] = []
 
     def post() -> dict[str, Any]:
         with deps.comment_lock(comment_lock_name(target.repo, target.pr, path)):
@@ -135,12 +153,14 @@ def publish(target: Target, rendered: Rendered, deps: PublishDeps, memo: StageMe
                     f"{path}: the comment shows the review of {existing.marker_head}, pushed after "
                     f"{target.head_sha[:12]}; left as it is"
                 )
-            if existing is not None and without_marker(existing.body) == without_marker(body):
+            final = stamp_feedback(body, target, rendered.review, existing.body if existing else None)
+            written.append(final)
+            if existing is not None and _same_text(existing.body, final, rendered.review):
                 return _posted(existing, created=False, unchanged=True)
             deps.still_current()  # right before the write: a run cancelled meanwhile writes nothing
             if existing is not None:
                 try:
-                    return _posted(gh.edit_comment(target.repo, target.pr, existing.id, body), created=False)
+                    return _posted(gh.edit_comment(target.repo, target.pr, existing.id, final), created=False)
                 except GitHubError as exc:
                     if exc.status not in REFUSED:
                         raise
@@ -148,15 +168,56 @@ def publish(target: Target, rendered: Rendered, deps: PublishDeps, memo: StageMe
                         "comment_edit_refused",
                         extra={"path": path, "comment": existing.id, "error": str(exc)},
                     )
-            return _posted(gh.create_comment(target.repo, target.pr, body), created=True)
+            return _posted(gh.create_comment(target.repo, target.pr, final), created=True)
 
     try:
         posted = memo("comment", post)
     except Superseded as exc:
         log.info("comment_superseded", extra={"run_key": target.run_key, "why": str(exc)})
         return Published(path, "superseded", review=rendered.review, body=body, error=str(exc))
+    if written:
+        body = written[-1]
+        _record(deps, target, body)
     result = "unchanged" if posted.get("unchanged") else "created" if posted.get("created") else "edited"
     return Published(path, result, str(posted.get("html_url") or ""), rendered.review, body)
+
+
+def stamp_feedback(body: str, target: Target, review: Review, previous: str | None) -> str:
+    """The body as published: the previous comment's ticks carried over, and its ledger with this
+    review's revision added (what the body shows, what it cost, under which run)."""
+    findings = review.blindspots.findings if review.blindspots else ()
+    rev = revision_of(
+        target.content_sha256,
+        target.adr_path,
+        findings,
+        review.meta.usage.cost_usd,
+        target.run_key,
+        read_ticks(body),
+    )
+    return with_ledger(carry_ticks(body, adopted_before(previous)), next_ledger(previous, rev))
+
+
+def _same_text(old: str, new: str, review: Review) -> bool:
+    """What a reader sees is unchanged, and the ledger gains nothing worth an edit (this run cost
+    nothing: its answers were reused): no edit noise, the marker and ledger are left as they are."""
+    if without_marker(old) == without_marker(new):
+        return True
+    return review.meta.usage.cost_usd == 0 and without_ledger(without_marker(old)) == without_ledger(
+        without_marker(new)
+    )
+
+
+def _record(deps: PublishDeps, target: Target, body: str) -> None:
+    """The comment's ledger and boxes into the state store; a store that fails here costs the report
+    one record, never the review its comment."""
+    if deps.feedback is None:
+        return
+    try:
+        record_body(
+            deps.feedback, target.repo, target.pr, target.adr_path, body, boxes=deps.feedback_from_boxes
+        )
+    except Exception as exc:  # noqa: BLE001 - any store error: logged, the comment stands
+        log.warning("feedback_not_recorded", extra={"path": target.adr_path, "error": str(exc)})
 
 
 def _posted(comment: RepoComment, *, created: bool, unchanged: bool = False) -> dict[str, Any]:
@@ -179,5 +240,6 @@ __all__ = [
     "comment_lock_name",
     "publish",
     "render",
+    "stamp_feedback",
     "stored_render",
 ]

@@ -8,6 +8,8 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from app.core.feedback import Ledger
+from app.core.outcomes import AdrOutcome, FindingOutcome
 from app.core.results import Usage
 from app.pipeline.queue import Accepted, Delivery, QueueItem, RunSpec
 
@@ -246,7 +248,33 @@ class Locks(Protocol):
         ...
 
 
-class StateStore(RunStore, RunQueue, Locks, Protocol):
+class FeedbackLog(Protocol):
+    """What reviewers did with the findings (issue 17). Every write is an idempotent upsert keyed by
+    (repo, PR, ADR path[, finding id]): reading the same comment twice records nothing twice."""
+
+    def record_ledger(self, repo: str, pr: int, path: str, ledger: Ledger) -> None:
+        """The ADR's review record and the findings its comment has shown (app/core/feedback.py)."""
+        ...
+
+    def record_ticks(
+        self, repo: str, pr: int, path: str, ticks: Mapping[str, bool], actor: str | None
+    ) -> list[str]:
+        """Adopted or not, per shown finding id (unknown ids are ignored); the ids whose state changed.
+        `actor` None: read from the comment (who ticked is not known), an earlier actor is kept."""
+        ...
+
+    def record_dismissal(self, repo: str, pr: int, finding_id: str, actor: str, reason: str) -> str | None:
+        """`/adr-review dismiss`: the ADR path of that shown finding, None when the PR showed no such id."""
+        ...
+
+    def outcomes(
+        self, repo: str | None, since: float, until: float
+    ) -> tuple[list[AdrOutcome], list[FindingOutcome]]:
+        """ADRs first reviewed, and findings first shown, within [since, until); repo None: every repo."""
+        ...
+
+
+class StateStore(RunStore, RunQueue, Locks, FeedbackLog, Protocol):
     """All durable state of one engine: SQLite (app/adapters/state_sqlite/) and PostgreSQL
     (app/adapters/state_postgres/) implement the same contract, tests/adapters/test_state_store.py.
     Each user depends on the narrowest part it needs."""

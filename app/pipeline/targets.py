@@ -81,7 +81,40 @@ class Target:
         )
 
 
-PlanKind = Literal["ignore", "deny", "help", "reindex", "review", "superseded", "config_error"]
+PlanKind = Literal[
+    "ignore", "deny", "help", "reindex", "review", "superseded", "config_error", "dismiss", "feedback"
+]
+
+
+@dataclass(frozen=True)
+class FeedbackAction:
+    """A reviewer's answer to the findings (issue 17): a `dismiss` command, or Adopted boxes an edit
+    of our comment changed (`ticks`). `comment_id`: the command, or our edited comment."""
+
+    actor: str
+    comment_id: int
+    finding_id: str | None = None
+    reason: str = ""
+    ticks: tuple[tuple[str, bool], ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "actor": self.actor,
+            "comment_id": self.comment_id,
+            "finding_id": self.finding_id,
+            "reason": self.reason,
+            "ticks": [[fid, on] for fid, on in self.ticks],
+        }
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> FeedbackAction:
+        return cls(
+            actor=str(d["actor"]),
+            comment_id=int(d["comment_id"]),
+            finding_id=d.get("finding_id"),
+            reason=str(d.get("reason") or ""),
+            ticks=tuple((str(fid), bool(on)) for fid, on in d.get("ticks") or ()),
+        )
 
 
 @dataclass(frozen=True)
@@ -99,6 +132,7 @@ class Plan:
     missing: tuple[str, ...] = ()  # changed ADRs that are not in the head commit (deleted)
     capped: tuple[str, ...] = ()  # changed ADRs left out by limits.max_adrs_per_run
     spend_note: str | None = None  # the month's spend cap: this run makes no model call
+    feedback: FeedbackAction | None = None  # kind dismiss / feedback
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -115,6 +149,7 @@ class Plan:
             "missing": list(self.missing),
             "capped": list(self.capped),
             "spend_note": self.spend_note,
+            "feedback": self.feedback.to_json() if self.feedback is not None else None,
         }
 
     @classmethod
@@ -134,4 +169,5 @@ class Plan:
             missing=tuple(d.get("missing") or ()),
             capped=tuple(d.get("capped") or ()),
             spend_note=d.get("spend_note"),
+            feedback=FeedbackAction.from_json(d["feedback"]) if d.get("feedback") else None,
         )

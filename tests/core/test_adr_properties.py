@@ -18,6 +18,7 @@ from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
 from app.core.adr import AdrParseError, parse_adr, reader_blocks
+from app.core.feedback import finding_ids
 from app.core.markdown_safe import sanitize_block, sanitize_code, sanitize_inline
 from app.core.render import render_comment
 from app.core.text import contains_verbatim
@@ -210,7 +211,12 @@ def test_the_rendered_comment_is_inert_whatever_the_adr_and_model_say(text: str)
             blocks
         )
         inline_html = {t.content for t in flat if t.type == "html_inline"}
-        assert inline_html <= {"<sub>", "</sub>", "<b>", "</b>"}, inline_html
+        # the one HTML comment the body may hold: the checkbox tag of each shown finding, by its own id
+        boxes = {
+            f"<!-- adr-review:finding={i} -->"
+            for i in finding_ids(review.adr_path, review.blindspots.findings)
+        }
+        assert inline_html <= {"<sub>", "</sub>", "<b>", "</b>"} | boxes, inline_html
         hrefs = [str(t.attrGet("href")) for t in flat if t.type == "link_open"]
         assert all(h.startswith(LINK_BASE) for h in hrefs), hrefs
         for t in flat:

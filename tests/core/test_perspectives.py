@@ -1,13 +1,25 @@
-"""The Devil's Advocate constitution and its reproducible seeded draw."""
+"""The Devil's Advocate constitution, the perspectives' relevance weights and their reproducible seeded draw."""
 
 from __future__ import annotations
 
+import hashlib
+import math
+from collections import Counter
 from pathlib import Path
 
 import pytest
 import yaml
+from hypothesis import given
+from hypothesis import strategies as st
 
-from app.core.perspectives import ConstitutionError, Perspective, draw_perspectives, parse_constitution
+from app.core.perspectives import (
+    WEIGHT_FLOOR,
+    ConstitutionError,
+    Perspective,
+    draw_perspectives,
+    parse_constitution,
+    perspective_weights,
+)
 
 CONSTITUTION = Path(__file__).resolve().parents[2] / "prompts" / "constitution.yaml"
 
@@ -114,3 +126,193 @@ def test_localized_falls_back_to_english() -> None:
 def test_malformed_constitution_is_rejected(data: object, message: str) -> None:
     with pytest.raises(ConstitutionError, match=message):
         parse_constitution(data)
+
+
+# --- relevance weights ---------------------------------------------------------------------------------
+
+PRIVACY_EN = """# ADR-0042: Store customer profiles for personalised recommendations
+## Context
+Marketing wants to personalise the home page. We will collect personal data (name, email, purchase
+history, location) and keep a profile per customer.
+## Decision
+Profiles are stored in the analytics warehouse. Users give consent in the sign-up form; under GDPR they
+may ask for their data to be erased. PII is pseudonymised before export to the recommendation vendor.
+Our auditors and the legal team must approve the data processing agreement.
+"""
+PRIVACY_JA = """# ADR-0043: 顧客プロファイルを保存してレコメンドに使う
+## 背景
+マーケティング部門がトップページを個人化したい。氏名・メールアドレス・購買履歴・位置情報などの個人情報を
+収集し、顧客ごとにプロファイルを保持する。
+## 決定
+プロファイルは分析基盤に保存する。利用者は登録時に同意する。個人情報保護法に基づき本人から削除を求められたら
+応じる。外部委託先へ渡す前に個人データを仮名化する。法務部と監査の承認を得る。
+"""
+UNRELATED_EN = """# ADR-0044: Name meeting rooms after rivers
+## Context
+The office has six meeting rooms numbered one to six and people mix them up.
+## Decision
+We will name the rooms after rivers: Thames, Rhine, Danube, Nile, Amazon, Mekong. Signs go on each door.
+"""
+UNRELATED_JA = """# ADR-0045: 会議室に川の名前を付ける
+## 背景
+オフィスには 1 から 6 までの番号の会議室があり、よく取り違えられる。
+## 決定
+会議室に川の名前を付ける。各扉に表示を貼る。
+"""
+
+
+@pytest.mark.parametrize(
+    ("text", "raised"),
+    [
+        (PRIVACY_EN, ("privacy", "compliance")),
+        (PRIVACY_JA, ("privacy", "compliance")),
+    ],
+    ids=["privacy-en", "privacy-ja"],
+)
+def test_a_privacy_heavy_adr_raises_privacy_and_compliance(
+    constitution: tuple[Perspective, ...], text: str, raised: tuple[str, ...]
+) -> None:
+    weights = perspective_weights(constitution, text)
+    assert set(weights) == {p.id for p in constitution}
+    assert max(weights, key=lambda i: (weights[i], i)) == "privacy"
+    median = sorted(weights.values())[len(weights) // 2]
+    for pid in raised:
+        assert weights[pid] > median, (pid, weights[pid], median)
+    assert weights["privacy"] >= 3 * WEIGHT_FLOOR
+
+
+@pytest.mark.parametrize(
+    "text", [UNRELATED_EN, UNRELATED_JA, ""], ids=["unrelated-en", "unrelated-ja", "empty"]
+)
+def test_an_unrelated_adr_gives_near_uniform_weights(
+    constitution: tuple[Perspective, ...], text: str
+) -> None:
+    weights = perspective_weights(constitution, text)
+    assert min(weights.values()) == WEIGHT_FLOOR
+    assert max(weights.values()) <= 2 * WEIGHT_FLOOR
+
+
+TERMS = (Perspective("p", "P", "?", terms=("personal data", "anonymi*", "個人情報", "GDPR")),)
+
+
+@pytest.mark.parametrize(
+    ("text", "weight"),
+    [
+        ("nothing relevant here", 1),
+        ("Personal data, PERSONAL  DATA.", 3),  # case and whitespace folded; one term counted twice
+        ("personal views on data", 1),  # a phrase's words must be adjacent
+        ("anonymised, anonymization, anonymity", 4),  # a trailing * is a prefix: 3 hits, capped at 3
+        ("anonymous", 1),  # "anonymi*" does not match "anonymous"
+        ("個人情報を保存し、個人情報を削除する", 3),  # Japanese bigrams, inside a longer run
+        ("個人の情報", 1),  # the bigrams must be in a row
+        ("gdpr gdpr gdpr gdpr gdpr", 4),  # at most MAX_COUNT_PER_TERM per term
+        ("ＧＤＰＲ", 2),  # NFKC: full-width letters are the same word
+    ],
+)
+def test_term_matching(text: str, weight: int) -> None:
+    assert perspective_weights(TERMS, text) == {"p": weight}
+
+
+def test_every_perspective_has_english_and_japanese_terms() -> None:
+    raw = yaml.safe_load(CONSTITUTION.read_text(encoding="utf-8"))["perspectives"]
+    for item in raw:
+        assert item.get("terms") and item.get("terms_ja"), item["id"]
+
+
+def test_terms_and_terms_ja_are_parsed_together() -> None:
+    (p,) = parse_constitution(
+        {
+            "perspectives": [
+                {"id": "a", "name": "A", "question": "?", "terms": ["x", "y"], "terms_ja": ["語", "x"]}
+            ]
+        }
+    )
+    assert p.terms == ("x", "y", "語")
+
+
+@pytest.mark.parametrize("terms", ["privacy", [""], [1], {"a": 1}])
+def test_malformed_terms_are_rejected(terms: object) -> None:
+    with pytest.raises(ConstitutionError, match="list of terms"):
+        parse_constitution({"perspectives": [{"id": "a", "name": "A", "question": "?", "terms": terms}]})
+
+
+# --- the weighted draw ---------------------------------------------------------------------------------
+
+
+def test_equal_weights_draw_exactly_like_the_unweighted_draw(constitution: tuple[Perspective, ...]) -> None:
+    uniform = {p.id: WEIGHT_FLOOR for p in constitution}
+    for seed in range(200):
+        assert draw_perspectives(constitution, seed, 3, uniform) == draw_perspectives(constitution, seed)
+
+
+@pytest.mark.parametrize(
+    ("seed", "ids"),
+    [
+        (0, ["disaster_recovery", "user_impact", "simplicity"]),
+        (42, ["vendor_lock_in", "privacy", "disaster_recovery"]),
+        (20260527, ["interoperability", "performance", "second_order_effects"]),
+    ],
+)
+def test_the_weighted_draw_is_pinned_for_known_seeds(
+    constitution: tuple[Perspective, ...], seed: int, ids: list[str]
+) -> None:
+    """Like the unweighted pins: a recorded run must replay on any machine, Python version and platform
+    (the keys are compared in integers, no floating point)."""
+    weights = perspective_weights(constitution, PRIVACY_EN)
+    assert [p.id for p in draw_perspectives(constitution, seed, 3, weights)] == ids
+
+
+def test_the_exact_key_comparison_agrees_with_the_textbook_formula(
+    constitution: tuple[Perspective, ...],
+) -> None:
+    """Efraimidis–Spirakis as usually written, in floating point: keep the k largest u^(1/w), i.e. the
+    largest log(u)/w, with u from the same hash (the integer comparison must rank the same way)."""
+    weights = perspective_weights(constitution, PRIVACY_EN)
+
+    def u(seed: int, pid: str) -> float:
+        digest = hashlib.sha256(f"{seed}:{pid}".encode()).digest()
+        return (2 * (2**64 - 1 - int.from_bytes(digest[:8], "big")) + 1) / 2**65
+
+    for seed in range(300):
+        textbook = sorted(constitution, key=lambda p: math.log(u(seed, p.id)) / weights[p.id], reverse=True)
+        assert draw_perspectives(constitution, seed, 5, weights) == tuple(textbook[:5])
+
+
+IDS = [f"p{i}" for i in range(12)]
+
+
+@given(
+    weights=st.lists(st.integers(min_value=-2, max_value=60), min_size=len(IDS), max_size=len(IDS)),
+    order=st.permutations(range(len(IDS))),
+    seed=st.integers(min_value=0, max_value=2**63),
+    k=st.integers(min_value=0, max_value=len(IDS)),
+)
+def test_the_draw_is_k_distinct_deterministic_and_order_independent(
+    weights: list[int], order: list[int], seed: int, k: int
+) -> None:
+    perspectives = [Perspective(i, i.upper(), f"{i}?") for i in IDS]
+    w = dict(zip(IDS, weights, strict=True))
+    drawn = draw_perspectives(perspectives, seed, k, w)
+    assert len(drawn) == k == len({p.id for p in drawn})
+    assert set(drawn) <= set(perspectives)
+    assert draw_perspectives(perspectives, seed, k, w) == drawn
+    shuffled = [perspectives[i] for i in order]
+    assert draw_perspectives(shuffled, seed, k, dict(reversed(list(w.items())))) == drawn
+
+
+def test_the_more_relevant_perspective_is_drawn_more_often(constitution: tuple[Perspective, ...]) -> None:
+    """Over many seeds (counts within this run, no timing): the most relevant perspective of the privacy
+    ADR is drawn more often than the least relevant one, and every perspective is still drawn (the floor)."""
+    weights = perspective_weights(constitution, PRIVACY_EN)
+    counts = Counter(p.id for seed in range(3000) for p in draw_perspectives(constitution, seed, 3, weights))
+    top = max(weights, key=lambda i: (weights[i], i))
+    low = [i for i in weights if weights[i] == min(weights.values())]
+    assert top == "privacy"
+    assert all(counts[top] > 2 * counts[i] for i in low)
+    assert set(counts) == set(weights)  # a draw, not a filter
+    # the draw follows the weights' order: a heavier perspective is drawn at least as often on average
+    by_weight: dict[int, list[int]] = {}
+    for pid, w in weights.items():
+        by_weight.setdefault(w, []).append(counts[pid])
+    means = [sum(c) / len(c) for _, c in sorted(by_weight.items())]
+    assert means == sorted(means)

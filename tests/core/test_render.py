@@ -14,6 +14,7 @@ import pytest
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
+from app.core.feedback import finding_ids
 from app.core.marker import parse_marker
 from app.core.render import (
     DEFAULT_BUDGET,
@@ -604,7 +605,11 @@ def test_hostile_text_everywhere_stays_inert(language: str) -> None:
     hrefs = [t.attrGet("href") for t in flat if t.type == "link_open"]
     assert all(str(h).startswith(LINK_BASE) for h in hrefs), hrefs
     inline_html = {t.content for t in flat if t.type == "html_inline"}
-    assert inline_html <= {"<sub>", "</sub>", "<b>", "</b>"}, inline_html
+    # the one HTML comment the body may hold: the checkbox tag of each shown finding, by its own id
+    boxes = {
+        f"<!-- adr-review:finding={i} -->" for i in finding_ids(review.adr_path, review.blindspots.findings)
+    }
+    assert inline_html <= {"<sub>", "</sub>", "<b>", "</b>"} | boxes, inline_html
     for t in flat:
         if t.type == "text":
             assert not re.search(r"(?<![\w/@`.])@[A-Za-z0-9]", t.content), t.content

@@ -632,7 +632,7 @@ def test_the_example_workflows_are_the_documented_ones() -> None:
     reindex = load_yaml(ROOT / ".github" / "workflows" / "adr-reindex.yml")
     on = reindex.get("on", reindex.get(True))
     assert set(on) == {"schedule", "workflow_dispatch"}
-    assert reindex["permissions"] == {"contents": "read"}
+    assert reindex["permissions"] == {"contents": "read", "pull-requests": "read", "issues": "read"}
     steps = [s.get("uses", "") for s in next(iter(reindex["jobs"].values()))["steps"]]
     assert any(s.startswith("actions/cache@") for s in steps)
     docs = (ROOT / "docs" / "action.md").read_text()
@@ -807,3 +807,42 @@ def test_an_invalid_cap_input_is_a_clear_error(h: Harness) -> None:
     open_pr(h)
     r = h.run("pull_request", "pull_request__opened.payload.json", inputs={"max-adrs": "many"})
     assert r.code == 1 and "max_adrs_per_run" in r.stdout and h.llm.count() == 0
+
+
+# ------------------------------------------------------------------------------------------------
+# Reviewers' answers (issue 17): ticks read on the next run and by the scheduled run, dismiss commands
+
+
+def test_a_dismiss_command_is_acknowledged_and_the_scheduled_run_reads_the_answers(h: Harness) -> None:
+    from app.adapters.state_sqlite import SqliteStateStore
+    from app.core.feedback import read_ticks
+
+    open_pr(h)
+    h.run("pull_request", "pull_request__opened.payload.json")
+    (comment,) = h.adr_comments()
+    ids = list(read_ticks(comment["body"]))
+    assert len(ids) >= 2
+    comment["body"] = comment["body"].replace(f"- [ ] **Adopted**: this finding changed, or will change, the ADR · id `{ids[0]}`",
+                                              f"- [x] **Adopted**: this finding changed, or will change, the ADR · id `{ids[0]}`")  # fmt: skip
+    body = f"/adr-review dismiss {ids[1]} we accept this risk"
+    r = h.run("issue_comment", "issue_comment__created.pr-command.json", edits={"comment.body": body})
+    assert r.code == 0, r.stdout
+    assert f"dismissed finding {ids[1]}" in r.stdout
+    assert h.gh.reactions == [(COMMAND_COMMENT_ID, "+1")] and h.llm.count("blindspot-judge") == 1
+    # The command comment stays on the PR: the scheduled run reads it (and the tick) into its store.
+    h.gh._new_comment(2, body, login="Codertocat", user_type="User", association="OWNER")
+    r = h.run("schedule", "schedule.json")
+    assert r.code == 0, r.stdout
+    assert "1 review comment(s), 1 dismissal(s)" in r.stdout
+    assert "## 📊 adr-review feedback report" in r.summary and "(1 of " in r.summary  # the job summary
+    with SqliteStateStore(h.tmp / "workspace" / ".adr-review" / "checkpoints.sqlite3") as store:
+        _, findings = store.outcomes(None, 0, 2e9)
+    assert [f.finding_id for f in findings if f.adopted] == ids[:1]
+    assert [(f.finding_id, f.dismissed_by) for f in findings if f.dismissed] == [(ids[1], "Codertocat")]
+
+
+def test_a_scheduled_run_without_pull_request_access_still_reindexes_and_says_why(h: Harness) -> None:
+    h.gh.fail("GET", r"/pulls$", Fault(403), times=10)
+    r = h.run("schedule", "schedule.json")
+    assert r.code == 0, r.stdout
+    assert "indexed 7 ADR(s)" in r.stdout and "pull-requests: read" in r.stdout

@@ -99,7 +99,7 @@ def test_text_report_names_findings_perspectives_and_errors(
     out = capsys.readouterr().out
     assert out.startswith("ADR-0071: ")
     assert "Blind spots: judged" in out
-    assert "perspectives: " in out and "(seed " in out
+    assert "perspectives: " in out and "(seed " in out and "(weight " in out
     assert "[high/revise_adr] No cost ceiling" in out
     assert "not shown: 1 beyond the cap" in out
     assert "error in premortem: llm_error: http_error: HTTP 400" in out

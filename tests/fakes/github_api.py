@@ -18,6 +18,7 @@ import hashlib
 import itertools
 import json
 import re
+import time
 from collections import deque
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -189,6 +190,13 @@ class FakeGitHub:
         routes: list[tuple[str, str, Any]] = [
             ("GET", rf"^{prefix}$", lambda m: self._repo_json()),
             ("GET", rf"^{prefix}/pulls/(\d+)$", lambda m: self._pull_json(int(m[1]))),
+            (  # every pull request, newest first, all updated "now" (the scheduled run's scan)
+                "GET",
+                rf"^{prefix}/pulls$",
+                lambda m: self._page(
+                    [self._pull_json(n) for n in sorted(self.pulls, reverse=True)], query, path
+                ),
+            ),
             (
                 "GET",
                 rf"^{prefix}/pulls/(\d+)/files$",
@@ -255,6 +263,7 @@ class FakeGitHub:
             "draft": p.draft,
             "html_url": f"{WEB}/{self.repo}/pull/{p.number}",
             "url": f"{API_URL}/repos/{self.repo}/pulls/{p.number}",
+            "updated_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
             "head": {
                 "sha": p.head_sha,
                 "ref": "feature",

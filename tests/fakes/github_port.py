@@ -67,6 +67,22 @@ class MemoryGitHub:
         ours = [c for c in self.comments.get(number, []) if c.marker_path == adr_path and c.author == self.me]
         return ours[-1] if ours else None
 
+    def pr_comments(self, repo: str, number: int) -> list[RepoComment]:
+        self._call("pr_comments")
+        return list(self.comments.get(number, []))
+
+    def our_comments(self, repo: str, number: int) -> list[RepoComment]:
+        self._call("our_comments")
+        ours: dict[str, RepoComment] = {}
+        for c in self.comments.get(number, []):
+            if c.marker_path and c.author == self.me:
+                ours[c.marker_path] = c  # the newest per path
+        return list(ours.values())
+
+    def recent_pulls(self, repo: str, since: float) -> list[int]:
+        self._call("recent_pulls")
+        return sorted(self.pulls, reverse=True)
+
     def upsert_comment(self, repo: str, number: int, adr_path: str, body: str) -> tuple[RepoComment, bool]:
         self._call("upsert_comment")
         existing = self.find_comment(repo, number, adr_path)

@@ -16,7 +16,7 @@ import yaml
 
 from app.config import BlindSpotConfig
 from app.core.adr import Adr, parse_adr
-from app.core.perspectives import draw_perspectives, parse_constitution
+from app.core.perspectives import draw_perspectives, parse_constitution, perspective_weights
 from app.core.results import Citation, Usage
 from app.pipeline.blindspot import CRITIC_PROMPTS, JUDGE_PROMPT, run_blindspots
 from app.pipeline.ports import LlmError, LlmRequest
@@ -389,8 +389,11 @@ def test_perspectives_are_drawn_with_the_recorded_seed(adr: Adr) -> None:
     fake = happy()
     result = run(adr, fake, seed=42)
     data = yaml.safe_load((ROOT / "prompts" / "constitution.yaml").read_text(encoding="utf-8"))
-    expected = tuple(p.id for p in draw_perspectives(parse_constitution(data), 42))
+    constitution = parse_constitution(data)
+    weights = perspective_weights(constitution, adr.text)
+    expected = tuple(p.id for p in draw_perspectives(constitution, 42, 3, weights))
     assert result.selected_perspectives == expected
+    assert result.perspective_weights == weights
     assert result.seed == 42
     assert drawn_ids(fake.requests(DA)[0]) == set(expected)
     assert set(expected) <= constitution_ids()

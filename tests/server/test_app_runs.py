@@ -66,7 +66,7 @@ def env(tmp_path: Path, gh: FakeGitHubServer) -> Iterator[dict[str, Any]]:
 
 
 def deliver(queue: SqliteStateStore, event: str, data: dict[str, Any], guid: str) -> tuple[str, ...]:
-    result = intake(event, data)
+    result = intake(event, data, delivery_id=guid)  # as the webhook passes X-GitHub-Delivery
     assert result.ignored is None, result.ignored
     body = json.dumps(data).encode()
     return queue.accept_delivery(delivery_record("1", guid, event, body, result), result.runs).run_keys
@@ -368,3 +368,48 @@ def test_a_comment_by_another_bot_with_our_marker_is_left_alone(
     bodies = [c["body"] for c in gh.comments_on(REPO, PR)]
     assert bodies[0] == forged and len(bodies) == 2  # ours is our own comment, theirs untouched
     assert gh.counters.get("comments_edited", 0) == 0
+
+
+def edit_payload(before: str, after: str, comment_id: int, login: str) -> dict[str, Any]:
+    """An `issue_comment.edited` delivery (the recorded payload's shape) for an edit of our comment."""
+    data = comment_payload(after, "NONE", login)
+    data.update(action="edited", changes={"body": {"from": before}})
+    data["comment"].update(id=comment_id, user={"login": "adr-review[bot]", "id": 1, "type": "Bot"})
+    return data
+
+
+def test_the_app_records_adopted_boxes_from_edits_by_write_access_only(
+    env: dict[str, Any], gh: FakeGitHubServer
+) -> None:
+    from app.core.feedback import read_ticks
+    from tests.fakes.blindspot_answers import da_answer, judge_echo_answer, pm_answer
+    from tests.fakes.llm import FakeLlm
+
+    fake = FakeLlm()
+    fake.on("recall-pre-gate", {"citations": []})
+    quote = "We will store every webhook delivery"
+    fake.on("blindspot-devils-advocate", da_answer(quote=quote))
+    fake.on("blindspot-premortem", pm_answer(("technical",), quote=quote))
+    fake.on(
+        "blindspot-adjacent-domain", {"abstracted_decision": "x", "knowledge_basis": "x", "analogies": []}
+    )
+    fake.on("blindspot-judge", lambda req: judge_echo_answer(req.user))
+    env["deps"].llm_for = lambda _config: fake
+    deliver(env["queue"], "pull_request", pr_payload(), "g1")
+    drain(env["pool"])
+    [comment] = gh.comments_on(REPO, PR)
+    ids = list(read_ticks(comment["body"]))
+    assert len(ids) >= 2, comment["body"]
+    before = comment["body"]
+    after = before.replace(f"[ ] **Adopted**: this finding changed, or will change, the ADR · id `{ids[0]}`",
+                           f"[x] **Adopted**: this finding changed, or will change, the ADR · id `{ids[0]}`")  # fmt: skip
+    comment["body"] = after  # what GitHub holds after the click
+    deliver(env["queue"], "issue_comment", edit_payload(before, after, comment["id"], "alice"), "g2")
+    stranger = after.replace(f"[ ] **Adopted**: this finding changed, or will change, the ADR · id `{ids[1]}`",
+                             f"[x] **Adopted**: this finding changed, or will change, the ADR · id `{ids[1]}`")  # fmt: skip
+    deliver(env["queue"], "issue_comment", edit_payload(after, stranger, comment["id"], "mallory"), "g3")
+    drain(env["pool"])
+    _, findings = env["store"].outcomes(REPO, 0, 2e9)
+    assert [(f.finding_id, f.adopted_by) for f in findings if f.adopted] == [(ids[0], "alice")]
+    plans = [i for i in env["queue"].items() if i.kind == "plan"]
+    assert len(plans) == 3 and {i.state for i in plans} == {"completed"}

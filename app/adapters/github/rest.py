@@ -217,6 +217,27 @@ class GitHubAdapter:
         comments = self.list_comments(repo, number)
         return pick_comment(comments, adr_path, self.identity())
 
+    def pr_comments(self, repo: str, number: int) -> list[RepoComment]:
+        return self.list_comments(repo, number)
+
+    def our_comments(self, repo: str, number: int) -> list[RepoComment]:
+        comments = self.list_comments(repo, number)
+        me = self.identity()
+        paths = dict.fromkeys(c.marker_path for c in comments if c.marker_path and c.author == me)
+        return [c for p in paths if p and (c := pick_comment(comments, p, me)) is not None]
+
+    def recent_pulls(self, repo: str, since: float) -> list[int]:
+        def get() -> list[int]:
+            out = []
+            pulls = self._repo(repo).get_pulls(state="all", sort="updated", direction="desc")
+            for p in pulls:  # newest update first: stop at the first one older than `since`
+                if p.updated_at is not None and p.updated_at.timestamp() < since:
+                    break
+                out.append(int(p.number))
+            return out
+
+        return self._call("list recently updated pull requests", get)
+
     def create_comment(self, repo: str, number: int, body: str) -> RepoComment:
         def post() -> RepoComment:
             return _comment(self._repo(repo).get_issue(number).create_comment(body))

@@ -10,15 +10,18 @@ Import it only when a database URL is configured: it imports psycopg.
 
 from __future__ import annotations
 
+from app.adapters.feedback_sql import FeedbackTables
 from app.adapters.state_common import StoreError
 from app.adapters.state_postgres.locks import LocksTables
 from app.adapters.state_postgres.queue import QueueTables
 from app.adapters.state_postgres.runs import RunsTables
 
 
-class PostgresStateStore(RunsTables, QueueTables, LocksTables):
+class PostgresStateStore(RunsTables, QueueTables, LocksTables, FeedbackTables):
     """Implements app.pipeline.ports.StateStore. One instance per process, shared by its threads
     (a connection pool of `pool_size`); close it when done."""
+
+    _mark = "%s"  # the placeholder of FeedbackTables' statements
 
     def __enter__(self) -> PostgresStateStore:
         return self

@@ -15,6 +15,8 @@ from collections.abc import Callable
 from contextlib import AbstractContextManager
 from typing import Any
 
+from app.adapters import feedback_sql
+
 Cursor = Any  # psycopg.Cursor[dict[str, Any]]
 Migration = Callable[[Cursor], None]
 MIGRATIONS: list[Migration] = []
@@ -182,6 +184,13 @@ def m005_locks_and_push_order(cur: Cursor) -> None:
             PRIMARY KEY (repo, pr_number, head_sha)
         )""",
     )
+
+
+@migration
+def m006_feedback(cur: Cursor) -> None:
+    """What reviewers did with the findings (issue 17): one row per reviewed ADR of a PR, one per
+    finding shown (adopted, dismissed, by whom): app/adapters/feedback_sql.py."""
+    _run(cur, *feedback_sql.tables("DOUBLE PRECISION"))
 
 
 def migrate(tx: Callable[[], AbstractContextManager[Cursor]]) -> list[str]:

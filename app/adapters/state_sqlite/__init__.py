@@ -8,15 +8,18 @@ connection, transactions, the one state-transition function); one migration list
 
 from __future__ import annotations
 
+from app.adapters.feedback_sql import FeedbackTables
 from app.adapters.state_sqlite.connection import StoreError
 from app.adapters.state_sqlite.locks import LocksTables
 from app.adapters.state_sqlite.queue import QueueTables
 from app.adapters.state_sqlite.runs import RunsTables
 
 
-class SqliteStateStore(RunsTables, QueueTables, LocksTables):
+class SqliteStateStore(RunsTables, QueueTables, LocksTables, FeedbackTables):
     """Implements app.pipeline.ports.StateStore. Open one instance per process and share it between
     threads (one connection behind a lock); close it when done."""
+
+    _mark = "?"  # the placeholder of FeedbackTables' statements
 
     def __enter__(self) -> SqliteStateStore:
         return self

@@ -16,6 +16,8 @@ import time
 from collections.abc import Callable
 from contextlib import AbstractContextManager
 
+from app.adapters import feedback_sql
+
 Migration = Callable[[sqlite3.Cursor], None]
 MIGRATIONS: list[Migration] = []
 
@@ -197,6 +199,13 @@ def m006_locks_and_push_order(cur: sqlite3.Cursor) -> None:
         )""",
         "DROP TABLE IF EXISTS queue_health",
     )
+
+
+@migration
+def m007_feedback(cur: sqlite3.Cursor) -> None:
+    """What reviewers did with the findings (issue 17): one row per reviewed ADR of a PR, one per
+    finding shown (adopted, dismissed, by whom): app/adapters/feedback_sql.py."""
+    _run(cur, *feedback_sql.tables("REAL"))
 
 
 def migrate(tx: Callable[[], AbstractContextManager[sqlite3.Cursor]]) -> list[str]:

@@ -170,7 +170,9 @@ def format_report(adr: Adr, recall: RecallResult | None, blind: BlindSpotResult,
     lines.append("")
     status = blind.status + (f" ({blind.skipped_reason})" if blind.skipped_reason else "")
     lines.append(f"Blind spots: {status}")
-    lines.append(f"  perspectives: {', '.join(blind.selected_perspectives) or '-'} (seed {blind.seed})")
+    weights = blind.perspective_weights
+    drawn = [f"{p} (weight {weights[p]})" if p in weights else p for p in blind.selected_perspectives]
+    lines.append(f"  perspectives: {', '.join(drawn) or '-'} (seed {blind.seed})")
     counts = ", ".join(f"{k} {v}" for k, v in blind.total_count_by_severity.items())
     held = [
         f"{n} {why}"

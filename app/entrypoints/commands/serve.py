@@ -161,6 +161,8 @@ def _serve_http(
         queue,
         on_enqueued=pool.notify if pool is not None else None,
         health_extra=pool.facts if pool is not None else (lambda: {"workers_alive": None}),
+        feedback=queue,
+        report_token=settings.report_token,
     )
     server = uvicorn.Server(http_config(app, host, port, settings.max_connections))
 

@@ -49,6 +49,8 @@ class GoldenCase(BaseModel):
     sources: list[str] = Field(min_length=1)  # where the input comes from, with licence: cite, always
     input: dict[str, Any]
     expect: dict[str, Any] = Field(default_factory=dict)
+    # Where an exported case came from (a dismissed finding: app/evals/golden/dismissed.py); not scored.
+    origin: dict[str, Any] | None = None
     path: Path | None = Field(default=None, exclude=True)
 
 

@@ -69,7 +69,8 @@ class BlindSpotExpect(BaseModel):
     model_config = ConfigDict(extra="forbid")
     categories: list[str] = Field(default_factory=list)  # pre-mortem categories the answer must cover
     must_find: list[Phrase] = Field(default_factory=list)
-    must_not_find: list[Phrase] = Field(default_factory=list)  # e.g. what the ADR's own Risks already say
+    # e.g. what the ADR's own Risks already say, or a finding a reviewer dismissed (dismissed.py)
+    must_not_find: list[Phrase] = Field(default_factory=list)
     must_exclude: list[Phrase] = Field(default_factory=list)  # listed as "already covered by the ADR"
     findings: Bounds | None = None  # count after the guards
     severity: dict[Severity, Bounds] = Field(default_factory=dict)
@@ -208,7 +209,7 @@ class BlindSpotSuite:
             s.add("own_risk_duplicates_present", len(hits))
             s.expect(
                 not hits,
-                f"finding the ADR already covers is present ({banned.label}): {hits[0] if hits else ''}",
+                f"a finding the case rules out is present ({banned.label}): {hits[0] if hits else ''}",
             )
         if expect.categories:
             required = list(expect.categories)
