@@ -94,10 +94,20 @@ CHROMIUM_FLAGS = [
 
 def gfm(markdown: str) -> str:
     """GitHub-flavoured Markdown to HTML as a PR comment shows it: a newline is a line break there,
-    HTML comments (the hidden marker line) are dropped, the tags the comment uses (<sub>, <details>,
-    <summary>, <b>) are kept."""
+    HTML comments (the hidden marker and ledger lines) are dropped, the tags the comment uses (<sub>,
+    <details>, <summary>, <b>) are kept, and task-list items (the Adopted boxes) show as GitHub's
+    checkboxes (markdown-it's commonmark preset has no task lists)."""
     md = MarkdownIt("commonmark", {"html": True, "breaks": True}).enable(["table", "strikethrough"])
-    return md.render(re.sub(r"<!--.*?-->\n?", "", markdown, flags=re.S))
+    html = md.render(re.sub(r"<!--.*?-->\n?", "", markdown, flags=re.S))
+    return re.sub(
+        r"<li>\[( |x)\] ",
+        lambda m: (
+            '<li style="list-style:none;margin-left:-1.4em"><input type="checkbox" disabled'
+            + (" checked" if m[1] == "x" else "")
+            + "> "
+        ),
+        html,
+    )
 
 
 def review_markdown(proposal: str, work: Path) -> str:
