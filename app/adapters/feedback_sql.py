@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from app.core.feedback import Ledger
 from app.core.outcomes import AdrOutcome, FindingOutcome
@@ -174,13 +174,12 @@ class FeedbackTables:
     which provides `_tx`, `_read` and `_clock`; `_mark` is the engine's placeholder."""
 
     _mark: str
-    _clock: Callable[[], float]
 
-    def _tx(self) -> AbstractContextManager[Any]:  # pragma: no cover - the engine's connection's
-        raise NotImplementedError
+    if TYPE_CHECKING:  # the engine's connection class provides these
+        _clock: Callable[[], float]
 
-    def _read(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:  # pragma: no cover
-        raise NotImplementedError
+        def _tx(self) -> AbstractContextManager[Any]: ...
+        def _read(self, sql: str, params: Sequence[Any] = ()) -> list[Any]: ...
 
     def record_ledger(self, repo: str, pr: int, path: str, ledger: Ledger) -> None:
         with self._tx() as cur:

@@ -190,7 +190,7 @@ def premortem_severity(
     """A scenario's severity from its risk priority, but a severity-5 (catastrophic) scenario is at least
     high whatever its probability: a rare 5x1x5 (RPN 25) must not sink into "medium"."""
     by_rpn = severity_from_rpn(risk_priority(severity, probability, impact), thresholds)
-    if clamp_score(severity) >= 5 and _severity_rank(by_rpn) > _severity_rank("high"):
+    if clamp_score(severity) >= 5 and severity_rank(by_rpn) > severity_rank("high"):
         return "high"
     return by_rpn
 
@@ -244,20 +244,20 @@ def jaccard(a: str | frozenset[str], b: str | frozenset[str]) -> float:
     return len(sa & sb) / len(sa | sb)
 
 
-def _severity_rank(s: Severity) -> int:
+def severity_rank(s: Severity) -> int:
     return SEVERITIES.index(s)
 
 
-def _actionability_rank(a: Actionability) -> int:
+def actionability_rank(a: Actionability) -> int:
     return ACTIONABILITIES.index(a)
 
 
 def _merge(keep: Finding, other: Finding) -> Finding:
     """Two findings about the same thing: the higher severity's text wins, sources are united."""
-    if _severity_rank(other.severity) < _severity_rank(keep.severity):
+    if severity_rank(other.severity) < severity_rank(keep.severity):
         keep, other = other, keep
     sources = tuple(dict.fromkeys(keep.source + other.source))
-    actionability = min(keep.actionability, other.actionability, key=_actionability_rank)
+    actionability = min(keep.actionability, other.actionability, key=actionability_rank)
     confidences = [c for c in (keep.confidence, other.confidence) if c is not None]
     return replace(
         keep,
@@ -370,38 +370,3 @@ def exclude_covered(
         else:
             dropped.append((f, item))
     return tuple(kept), tuple(dropped)
-
-
-def rank_findings(findings: Sequence[Finding]) -> tuple[Finding, ...]:
-    """Most severe first, then most confident (un-judged counts as sure), then most urgent action,
-    then the order they came in."""
-    indexed = sorted(
-        enumerate(findings),
-        key=lambda p: (
-            _severity_rank(p[1].severity),
-            -(1.0 if p[1].confidence is None else p[1].confidence),
-            _actionability_rank(p[1].actionability),
-            p[0],
-        ),
-    )
-    return tuple(f for _, f in indexed)
-
-
-def budget_findings(
-    findings: Sequence[Finding], limit: int, min_confidence: float
-) -> tuple[tuple[Finding, ...], int, int]:
-    """The noise budget: (shown, held back below `min_confidence`, held back beyond `limit`).
-
-    A finding without a confidence (the Judge did not answer) is never held back for it: the budget
-    must not turn a Judge failure into silence; the cap still applies.
-    """
-    sure = [f for f in findings if f.confidence is None or f.confidence >= min_confidence]
-    shown, over = cap_findings(sure, limit)
-    return shown, len(findings) - len(sure), over
-
-
-def cap_findings(findings: Sequence[Finding], limit: int) -> tuple[tuple[Finding, ...], int]:
-    """The `limit` most important findings, and how many more there were."""
-    ranked = rank_findings(findings)
-    limit = max(0, limit)
-    return ranked[:limit], max(0, len(ranked) - limit)

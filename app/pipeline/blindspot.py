@@ -34,13 +34,12 @@ from app.core.finding_checks import (
     verify_findings,
 )
 from app.core.findings import (
-    budget_findings,
-    cap_findings,
     count_by_severity,
     dedupe_findings,
     exclude_covered,
     own_risk_items,
 )
+from app.core.noise_budget import budget_findings, cap_findings
 from app.core.passages import is_markdown_path, passages_of
 from app.core.perspectives import ConstitutionError, Perspective, draw_perspectives, perspective_weights
 from app.core.results import BlindSpotResult, Citation, Exclusion, Finding, StageError, Usage

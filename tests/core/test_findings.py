@@ -11,7 +11,6 @@ from app.core.finding_checks import adr_ids_named, judge_exclusions, known_adr_i
 from app.core.findings import (
     ACTIONABILITIES,
     SEVERITIES,
-    cap_findings,
     clamp_score,
     content_tokens,
     count_by_severity,
@@ -25,10 +24,10 @@ from app.core.findings import (
     normalize_severity,
     normalize_source,
     own_risk_items,
-    rank_findings,
     risk_priority,
     severity_from_rpn,
 )
+from app.core.noise_budget import cap_findings, rank_findings
 from app.core.passages import reader_passages
 from app.core.results import Finding
 

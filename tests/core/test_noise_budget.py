@@ -6,12 +6,11 @@ from __future__ import annotations
 import pytest
 
 from app.core.findings import (
-    budget_findings,
     clamp_confidence,
     dedupe_findings,
     premortem_severity,
-    rank_findings,
 )
+from app.core.noise_budget import budget_findings, rank_findings
 from app.core.results import Finding
 
 

@@ -816,14 +816,14 @@ def test_an_invalid_cap_input_is_a_clear_error(h: Harness) -> None:
 def test_a_dismiss_command_is_acknowledged_and_the_scheduled_run_reads_the_answers(h: Harness) -> None:
     from app.adapters.state_sqlite import SqliteStateStore
     from app.core.feedback import read_ticks
+    from tests.fakes.boxes import click_box
 
     open_pr(h)
     h.run("pull_request", "pull_request__opened.payload.json")
     (comment,) = h.adr_comments()
     ids = list(read_ticks(comment["body"]))
     assert len(ids) >= 2
-    comment["body"] = comment["body"].replace(f"- [ ] **Adopted**: this finding changed, or will change, the ADR · id `{ids[0]}`",
-                                              f"- [x] **Adopted**: this finding changed, or will change, the ADR · id `{ids[0]}`")  # fmt: skip
+    comment["body"] = click_box(comment["body"], ids[0])
     body = f"/adr-review dismiss {ids[1]} we accept this risk"
     r = h.run("issue_comment", "issue_comment__created.pr-command.json", edits={"comment.body": body})
     assert r.code == 0, r.stdout

@@ -16,6 +16,7 @@ from app.core.triggers import Actor, CommentEvent
 from app.pipeline import feedback, pr
 from app.pipeline.ports import PullRequestInfo
 from tests.fakes.blindspot_answers import da_answer, judge_echo_answer, pm_answer
+from tests.fakes.boxes import click_box
 from tests.fakes.github_port import MemoryGitHub
 from tests.fakes.llm import FakeLlm
 from tests.pipeline.test_pr import ALICE, KAFKA, MALLORY, REPO, N, command, deps, github, plan, pr_event
@@ -53,8 +54,7 @@ def tick(gh: MemoryGitHub, ids: list[str], by: Actor, *, land: bool = True) -> C
     (ours,) = gh.our_comments(REPO, N)
     body = ours.body
     for fid in ids:
-        body = body.replace(f"- [ ] **Adopted**: this finding changed, or will change, the ADR · id `{fid}`",
-                            f"- [x] **Adopted**: this finding changed, or will change, the ADR · id `{fid}`")  # fmt: skip
+        body = click_box(body, fid)
     listed = gh.comments[N]
     if land:
         listed[listed.index(ours)] = dataclasses.replace(ours, body=body)

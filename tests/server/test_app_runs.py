@@ -383,6 +383,7 @@ def test_the_app_records_adopted_boxes_from_edits_by_write_access_only(
 ) -> None:
     from app.core.feedback import read_ticks
     from tests.fakes.blindspot_answers import da_answer, judge_echo_answer, pm_answer
+    from tests.fakes.boxes import click_box
     from tests.fakes.llm import FakeLlm
 
     fake = FakeLlm()
@@ -401,12 +402,10 @@ def test_the_app_records_adopted_boxes_from_edits_by_write_access_only(
     ids = list(read_ticks(comment["body"]))
     assert len(ids) >= 2, comment["body"]
     before = comment["body"]
-    after = before.replace(f"[ ] **Adopted**: this finding changed, or will change, the ADR · id `{ids[0]}`",
-                           f"[x] **Adopted**: this finding changed, or will change, the ADR · id `{ids[0]}`")  # fmt: skip
+    after = click_box(before, ids[0])
     comment["body"] = after  # what GitHub holds after the click
     deliver(env["queue"], "issue_comment", edit_payload(before, after, comment["id"], "alice"), "g2")
-    stranger = after.replace(f"[ ] **Adopted**: this finding changed, or will change, the ADR · id `{ids[1]}`",
-                             f"[x] **Adopted**: this finding changed, or will change, the ADR · id `{ids[1]}`")  # fmt: skip
+    stranger = click_box(after, ids[1])
     deliver(env["queue"], "issue_comment", edit_payload(after, stranger, comment["id"], "mallory"), "g3")
     drain(env["pool"])
     _, findings = env["store"].outcomes(REPO, 0, 2e9)

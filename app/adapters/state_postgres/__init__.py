@@ -14,14 +14,14 @@ from app.adapters.feedback_sql import FeedbackTables
 from app.adapters.state_common import StoreError
 from app.adapters.state_postgres.locks import LocksTables
 from app.adapters.state_postgres.queue import QueueTables
-from app.adapters.state_postgres.runs import RunsTables
+from app.adapters.state_runs import RunsTables
 
 
-class PostgresStateStore(RunsTables, QueueTables, LocksTables, FeedbackTables):
+class PostgresStateStore(QueueTables, LocksTables, RunsTables, FeedbackTables):
     """Implements app.pipeline.ports.StateStore. One instance per process, shared by its threads
     (a connection pool of `pool_size`); close it when done."""
 
-    _mark = "%s"  # the placeholder of FeedbackTables' statements
+    _mark = "%s"  # the placeholder of the shared statements (state_runs, feedback_sql)
 
     def __enter__(self) -> PostgresStateStore:
         return self

@@ -129,6 +129,9 @@ class Connection:
             (run_key, payload_json(meta or {}), now, now),
         )
 
+    def _lock_run(self, cur: sqlite3.Cursor, run_key: str) -> None:
+        """Nothing to take: BEGIN IMMEDIATE already makes this transaction the one writer."""
+
     def _transition(
         self,
         cur: sqlite3.Cursor,
