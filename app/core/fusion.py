@@ -16,8 +16,11 @@ and at most one empty reason. Seed 001's lessons are built in:
   first `cross_language_rank` places, at most `cross_language_slots` of them. BM25, title coverage
   and the n-gram cosine are near zero across scripts, so fused scores alone would never lift them;
   a slot is a separate way in (the OR-gate again), and it moves same-language candidates down by at
-  most that many places instead of re-weighting them. The fused score never sees the second vector
-  set, so a query with no other-language document in scope ranks exactly as without it.
+  most that many places instead of re-weighting them. A second, lower gate
+  (`cross_language_fill_gate`, off unless set) lets a weaker cross-language score take the place of
+  an unqualified fill-in only: a candidate with some evidence against one with none, never against a
+  qualified same-language candidate. The fused score never sees the second vector set, so a query
+  with no other-language document in scope ranks exactly as without it.
 - **MMR** re-orders qualified candidates for diversity when a similarity function is given.
 - **One discrete empty reason**: the caller's (`disabled`, `empty_input`, `empty_index`) or ours
   (`embedding_failed`, `no_candidates`, `none_qualified`).
@@ -52,6 +55,7 @@ class FusionParams:
     cross_language_slots: int = 0  # 0: off (see the module doc)
     cross_language_rank: int = 5  # the slots lie within the first this-many places
     cross_language_gate: float = 0.0  # minimum cross-language score for a slot
+    cross_language_fill_gate: float | None = None  # a lower one, for a fill-in's place only (None: none)
 
     def __post_init__(self) -> None:
         if self.dense_weight < 0 or self.title_weight < 0 or self.dense_weight + self.title_weight > 1:
@@ -221,38 +225,80 @@ def _cross_language_slots(
     params: FusionParams,
 ) -> list[Candidate]:
     """Make room within the first `cross_language_rank` places for the best other-language documents
-    whose cross-language score passes its gate (up to `cross_language_slots`, counting those already
-    there; a slot qualifies its candidate: that score is the way in). Those
-    already in the head keep their place; the others enter at its end, and the same-language
-    candidates they pass move down in order (none is dropped before the cut)."""
+    (up to `cross_language_slots`, counting those already there; a slot qualifies its candidate: that
+    score is the way in). Two ways in:
+
+    - a score that passes `cross_language_gate`: the candidate enters at the head's end and the
+      same-language candidates it passes move down in order (none is dropped before the cut);
+    - a score that passes only the lower `cross_language_fill_gate`: the candidate may take the place
+      of an unqualified fill-in (which passed neither relevance gate) and of nothing else.
+
+    Those already in the head keep their place."""
     k = params.cross_language_rank
-    eligible = sorted(
-        (
-            (xl, c)
-            for c in fused
-            if c.cross_language
-            and (xl := xl_scores.get(c.adr.path)) is not None
-            and xl >= params.cross_language_gate
-        ),
-        key=lambda t: (-t[0], t[1].adr.path),
-    )[: params.cross_language_slots]
-    score_of = {c.adr.path: xl for xl, c in eligible}
-    eligible_c = [c for _xl, c in eligible]
-    chosen = set(score_of)
 
-    def slotted(c: Candidate) -> Candidate:
+    def eligible(gate: float) -> list[tuple[float, Candidate]]:
+        return sorted(
+            (
+                (xl, c)
+                for c in fused
+                if c.cross_language and (xl := xl_scores.get(c.adr.path)) is not None and xl >= gate
+            ),
+            key=lambda t: (-t[0], t[1].adr.path),
+        )
+
+    def slotted(c: Candidate, gate: float, note: str = "") -> Candidate:
         why = qualify(c, params).why
-        gate = f"cross-language score {score_of[c.adr.path]:.3f} >= {params.cross_language_gate:g}"
-        return _replace(c, qualified=True, why=f"{why}; {gate}{_SLOT_NOTE}")
+        passed = f"cross-language score {xl_scores[c.adr.path]:.3f} >= {gate:g}{note}"
+        return _replace(c, qualified=True, why=f"{why}; {passed}{_SLOT_NOTE}")
 
+    strong = [c for _xl, c in eligible(params.cross_language_gate)[: params.cross_language_slots]]
+    chosen = {c.adr.path for c in strong}
+    position = {c.adr.path: i for i, c in enumerate(ordered)}
+    gate = params.cross_language_gate
     # one already in the head keeps its place; a fill-in there holds its slot by that score
-    in_head = [c if c.qualified else slotted(c) for c in ordered[:k] if c.adr.path in chosen]
-    entering = [c for c in eligible_c if c.adr.path not in {h.adr.path for h in in_head}]
+    in_head = [c if c.qualified else slotted(c, gate) for c in ordered[:k] if c.adr.path in chosen]
+    entering = [slotted(c, gate) for c in strong if c.adr.path not in {h.adr.path for h in in_head}]
     others = [c for c in ordered if c.adr.path not in chosen]
     n_other = k - len(in_head) - len(entering)
-    position = {c.adr.path: i for i, c in enumerate(ordered)}
-    head = sorted(in_head + others[:n_other], key=lambda c: position[c.adr.path])
-    return head + [slotted(c) for c in entering] + others[n_other:]
+    head = sorted(in_head + others[:n_other], key=lambda c: position[c.adr.path]) + entering
+    fill_gate = params.cross_language_fill_gate
+    budget = params.cross_language_slots - len(strong)
+    if fill_gate is not None and fill_gate < gate and budget > 0:
+        head = _into_fill_in_places(head, eligible(fill_gate), budget, lambda c: slotted(c, fill_gate, _FILL))
+    taken = {c.adr.path for c in head}
+    return head + [c for c in ordered if c.adr.path not in taken]
+
+
+_FILL = ", in a fill-in's place"
+
+
+def _into_fill_in_places(
+    head: list[Candidate],
+    eligible: Sequence[tuple[float, Candidate]],
+    budget: int,
+    slotted: Callable[[Candidate], Candidate],
+) -> list[Candidate]:
+    """The fill-gate's way in: up to `budget` other-language candidates, best first, each holding the
+    fill-in place it already has or taking the lowest-ranked fill-in's that is not one of them."""
+    in_head = {c.adr.path: c for c in head}
+    weak = [c for _xl, c in eligible if c.adr.path not in in_head or not in_head[c.adr.path].qualified][
+        :budget
+    ]  # a slotted candidate is qualified: it already holds its place
+    weak_paths = {c.adr.path for c in weak}
+    replaceable = [c for c in head if not c.qualified and c.adr.path not in weak_paths]
+    entering = [c for c in weak if c.adr.path not in in_head][: len(replaceable)]
+    replaced = {
+        c.adr.path: e for c, e in zip(replaceable[len(replaceable) - len(entering) :], entering, strict=True)
+    }
+    out = []
+    for c in head:
+        if c.adr.path in replaced:
+            out.append(slotted(replaced[c.adr.path]))
+        elif c.adr.path in weak_paths:
+            out.append(slotted(c))
+        else:
+            out.append(c)
+    return out
 
 
 def empty_result(reason: EmptyReason, diagnostics: Mapping[str, Any] | None = None) -> RetrievalResult:

