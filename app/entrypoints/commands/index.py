@@ -44,8 +44,8 @@ def add_index_arguments(
         "--multilingual",
         choices=("auto", "on", "off"),
         default=None,
-        help="the cross-language channel (the multilingual extra): auto (on for folders in more than "
-        "one language), on, off (the default); overrides retrieval.multilingual",
+        help="the cross-language channel (the multilingual extra): auto (the default: on for folders "
+        "in more than one language), on, off; overrides retrieval.multilingual",
     )
     parser.add_argument("--config", type=Path, default=None, help="repo config YAML (.github/adr-review.yml)")
 

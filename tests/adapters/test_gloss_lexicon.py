@@ -1,0 +1,65 @@
+"""The JMdict gloss lexicon adapter: what it keeps of jamdict's SQLite, its cache, its absence.
+The database here is a three-entry fixture with jamdict's table layout, not JMdict."""
+
+from __future__ import annotations
+
+import sqlite3
+import sys
+import types
+from pathlib import Path
+
+import pytest
+
+from app.adapters import gloss_lexicon
+
+
+def _fixture_db(path: Path) -> Path:
+    db = sqlite3.connect(path)
+    db.executescript(
+        """
+        CREATE TABLE Sense (ID INTEGER PRIMARY KEY, idseq INTEGER);
+        CREATE TABLE SenseGloss (sid INTEGER, lang TEXT, gend TEXT, text TEXT);
+        CREATE TABLE Kanji (ID INTEGER PRIMARY KEY, idseq INTEGER, text TEXT);
+        CREATE TABLE Kana (ID INTEGER PRIMARY KEY, idseq INTEGER, text TEXT, nokanji BOOLEAN);
+        INSERT INTO Sense VALUES (1, 100), (2, 100), (3, 200);
+        INSERT INTO SenseGloss VALUES (1, 'eng', NULL, 'address (e.g. of house)'), (1, 'eng', NULL, 'residence'),
+            (1, 'eng', NULL, 'domicile'), (2, 'eng', NULL, 'second sense'), (3, 'ger', NULL, 'Zeitraum'),
+            (3, 'eng', NULL, 'period');
+        INSERT INTO Kanji VALUES (1, 100, '住所'), (2, 200, '期間');
+        INSERT INTO Kana VALUES (1, 100, 'じゅうしょ', 0), (2, 200, 'きかん', 0);
+        """
+    )
+    db.commit()
+    db.close()
+    return path
+
+
+def test_build_keeps_the_first_english_glosses_of_the_first_sense(tmp_path: Path) -> None:
+    lex = gloss_lexicon.build_lexicon(_fixture_db(tmp_path / "j.db"))
+    assert lex == {
+        "住所": ["address (e.g. of house)", "residence"],
+        "じゅうしょ": ["address (e.g. of house)", "residence"],
+        "期間": ["period"],
+        "きかん": ["period"],
+    }
+
+
+def test_load_builds_once_into_the_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    fake = types.ModuleType("jamdict_data")
+    fake.JAMDICT_DB_PATH = str(_fixture_db(tmp_path / "j.db"))  # type: ignore[attr-defined]
+    fake.__version__ = "9.9"  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "jamdict_data", fake)
+    monkeypatch.setattr(gloss_lexicon, "jmdict_available", lambda: True)
+    first = gloss_lexicon.load_lexicon(tmp_path / "cache")
+    assert first is not None and first["期間"] == ["period"]
+    assert (tmp_path / "cache" / "jmdict-gloss-9.9.json.gz").is_file()
+    assert gloss_lexicon.load_lexicon(tmp_path / "cache") is first  # once per process
+    gloss_lexicon._LOADED.clear()
+    (tmp_path / "j.db").unlink()  # a new process reads only the cached file
+    assert gloss_lexicon.load_lexicon(tmp_path / "cache") == first
+
+
+def test_without_jamdict_data_there_is_no_lexicon(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(gloss_lexicon, "jmdict_available", lambda: False)
+    assert gloss_lexicon.load_lexicon(tmp_path) is None
+    assert not any(tmp_path.iterdir())

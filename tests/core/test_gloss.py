@@ -1,0 +1,101 @@
+"""The dictionary cross-language view (app/core/gloss.py): segmentation, glossing, passage scores.
+The lexicon here is a hand-written toy (a few JMdict-like entries), not JMdict."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from app.core import gloss as g
+
+LEX = {
+    "住所": ["address (e.g. of house)", "residence"],
+    "電話番号": ["telephone number"],
+    "電話": ["telephone call"],
+    "保持": ["retention", "maintenance"],
+    "期間": ["period", "term"],
+    "無期限": ["indefinite"],
+    "の": ["indicates possessive"],
+    "と": ["and"],
+    "キャッシュ": ["cache"],
+}
+
+
+@pytest.mark.parametrize(
+    ("run", "words"),
+    [
+        ("住所と電話番号", ["住所", "電話番号"]),  # longest match: 電話番号 over 電話; no lone hiragana
+        ("保持期間", ["保持", "期間"]),  # an unknown compound falls apart into known words
+        ("未知住所", ["住所"]),  # unknown characters are skipped
+        ("の", []),  # a lone hiragana is never a word
+        ("", []),
+    ],
+)
+def test_segment(run: str, words: list[str]) -> None:
+    assert g.segment(run, LEX) == words
+
+
+@pytest.mark.parametrize(
+    ("text", "glosses", "words"),
+    [
+        ("住所と電話番号", 1, ["address", "telephone", "number"]),  # parentheses and hiragana dropped
+        ("住所", 2, ["address", "residence"]),
+        ("Redis の保持期間", 1, ["redis", "retention", "period"]),  # Latin words kept, first
+        ("The cache", 1, ["cache"]),  # stop words dropped
+    ],
+)
+def test_gloss_words(text: str, glosses: int, words: list[str]) -> None:
+    assert g.gloss_words(text, LEX, glosses) == words
+
+
+def test_passages_drop_fields_and_repeats() -> None:
+    blocks = [
+        ("plain", "Status: accepted"),
+        ("paragraph", "Keep it."),
+        ("heading", "Context"),
+        ("paragraph", "Keep it."),
+    ]
+    assert g.passages(blocks, "Title") == ["Title", "Keep it."]
+
+
+def test_the_japanese_passage_about_the_same_thing_scores_highest() -> None:
+    params = g.GlossParams(glosses=1, min_terms=3, top_k=1, dims=1024)
+    docs = [
+        (["配送先住所と電話番号の保持期間は無期限", "キャッシュの保持"], True),
+        (["キャッシュの保持期間", "キャッシュ"], True),
+        (["The cache keeps sessions for a period"], False),
+        ([], True),
+    ]
+    doc_views = [g.views(ps, ja, LEX, params) for ps, ja in docs]
+    assert [len(v) for v in doc_views] == [1, 1, 1, 0]  # fewer than min_terms distinct words: left out
+    m = g.passage_matrix(doc_views, params)
+    query = g.views(["Orders keep the phone number and address indefinitely."], False, LEX, params)
+    s = g.document_scores(query, m, params)
+    assert s[0] > s[1] and s[0] > s[2]  # "phone" meets "telephone" through character 4-grams
+    assert s[3] == 0.0  # a document without passages
+    assert np.all((s >= 0) & (s <= 1.0 + 1e-6))
+
+
+def test_top_k_is_the_mean_of_a_documents_best_passages() -> None:
+    # with uniform IDF: cosines 1 ("cache") and 1/sqrt(2) ("cache retention"); "period" is third
+    flat = g.GlossParams(min_terms=1, ngram=0, top_k=2, dims=64)
+    ones = np.ones(flat.dims, dtype=np.float32)
+    rows = np.stack([g._counts(w, flat) for w in (["cache"], ["cache", "retention"], ["period"])])
+    mat = g.PassageMatrix(g._weigh(rows, ones), np.zeros(3, dtype=np.int64), ones, 1)
+    assert g.document_scores([["cache"]], mat, flat)[0] == pytest.approx((1.0 + 2**-0.5) / 2, abs=1e-5)
+
+
+@pytest.mark.parametrize(
+    ("scores", "same", "expected"),
+    [
+        ([0.5, 0.25, 0.1], [True, False, False], [1.0, 0.5, 0.2]),
+        ([0.2, 0.4, 0.1], [True, True, False], [0.5, 1.0, 0.25]),  # over the best same-language one
+        ([0.0, 0.3], [True, False], [0.0, 0.0]),  # the same-language one scored nothing: no measure
+        ([0.3, 0.15], [False, False], [1.0, 0.5]),  # none in scope: over the best document's
+        ([0.0], [False], [0.0]),
+    ],
+)
+def test_scores_are_relative_to_the_best_same_language_document(
+    scores: list[float], same: list[bool], expected: list[float]
+) -> None:
+    assert g.relative(scores, same) == pytest.approx(expected)
