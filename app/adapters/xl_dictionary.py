@@ -4,9 +4,9 @@ Beside the index, like xl_vectors.py (the encoder scorers), it scores the ADRs i
 than the query for the fusion's cross-language slots only (app/core/fusion.py). Every ADR's
 passages (the title and each paragraph and item a reader sees, app/core/gloss.py) are put into an
 English view once per content hash: Japanese words by JMdict's glosses (gloss_lexicon.py), English
-as it is. The views are kept in `xl-dict-<collection>.json.gz`, so a sync glosses only new or changed
-ADRs and an English query needs no dictionary at all (a Japanese one loads it, about a second, once
-per process). A document's score is the mean of its 3 best passage-pair TF-IDF cosines over
+as it is. The views, as hashed feature counts, are kept in `xl-dict-<collection>.npz`, so a sync
+glosses only new or changed ADRs and an English query needs no dictionary at all (a Japanese one
+loads it, about a second, once per process). A document's score is the mean of its 3 best passage-pair TF-IDF cosines over
 character 4-grams in that view, divided by the best same-language document's score in scope
 (`gloss.relative`): for a native query its own language's answers match word for word, so the other
 language trails far behind; for a proposal that cites across languages it does not.
@@ -15,13 +15,14 @@ language trails far behind; for a proposal that cites across languages it does n
 from __future__ import annotations
 
 import contextlib
-import gzip
 import json
 import logging
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict
 from pathlib import Path
+
+import numpy as np
 
 from app.adapters.embeddings import EmbeddingError
 from app.adapters.gloss_lexicon import lexicon_version, load_lexicon
@@ -35,20 +36,22 @@ NAME = "dictionary"
 FORMAT = "adr-review-xl-dict/1"
 MISSING = "the JMdict dictionary (jamdict-data) is not installed: pip install 'adr-review[multilingual]'"
 
-Row = tuple[str, str, list[list[str]]]  # content hash, language, the views of its passages
+Row = tuple[str, str, list[gloss.Sparse]]  # content hash, language, its passages' feature counts
 
 
-def adr_views(adr: Adr, lexicon: gloss.Lexicon, params: gloss.GlossParams) -> list[list[str]]:
+def adr_rows(adr: Adr, lexicon: gloss.Lexicon, params: gloss.GlossParams) -> list[gloss.Sparse]:
     blocks = [(b.kind, b.text) for b in reader_blocks(adr)]
-    return gloss.views(gloss.passages(blocks, adr.title), adr.language == "ja", lexicon, params)
+    views = gloss.views(gloss.passages(blocks, adr.title), adr.language == "ja", lexicon, params)
+    return [gloss.sparse(v, params) for v in views]
 
 
-def query_views(
+def query_rows(
     text: str, japanese: bool, lexicon: gloss.Lexicon, params: gloss.GlossParams
-) -> list[list[str]]:
+) -> list[gloss.Sparse]:
     blocks = list(text_reader_blocks(text))
     title = next((b.text for b in blocks if b.kind == "heading"), None)
-    return gloss.views(gloss.passages([(b.kind, b.text) for b in blocks], title), japanese, lexicon, params)
+    views = gloss.views(gloss.passages([(b.kind, b.text) for b in blocks], title), japanese, lexicon, params)
+    return [gloss.sparse(v, params) for v in views]
 
 
 class DictionaryViews:
@@ -57,7 +60,7 @@ class DictionaryViews:
     model = NAME
 
     def __init__(self, store_dir: Path, collection: str, params: gloss.GlossParams | None = None) -> None:
-        self.path = Path(store_dir) / f"xl-dict-{collection}.json.gz"
+        self.path = Path(store_dir) / f"xl-dict-{collection}.npz"
         self.params = params or gloss.GlossParams()
         self.config = json.dumps({"jmdict": lexicon_version(), **asdict(self.params)}, sort_keys=True)
         self._rows: dict[str, Row] = {}
@@ -84,7 +87,7 @@ class DictionaryViews:
             lexicon = got
         elif lexicon_version() is None:
             raise EmbeddingError(MISSING)  # a later Japanese query would need it
-        fresh = {a.path: (a.content_hash, a.language, adr_views(a, lexicon, self.params)) for a in todo}
+        fresh = {a.path: (a.content_hash, a.language, adr_rows(a, lexicon, self.params)) for a in todo}
         self._rows = {a.path: fresh.get(a.path) or self._rows[a.path] for a in adrs}
         self._matrix = None
         self._save()
@@ -108,9 +111,8 @@ class DictionaryViews:
             lexicon = got
         order, matrix = self._passage_matrix()
         at = {p: i for i, p in enumerate(order)}
-        raw = gloss.document_scores(
-            query_views(query, language == "ja", lexicon, self.params), matrix, self.params
-        )
+        rows = query_rows(query, language == "ja", lexicon, self.params)
+        raw = gloss.document_scores(rows, matrix, self.params)
         same = [p for p in same_paths if p in at]
         scored = [float(raw[at[p]]) for p in same + wanted]
         rel = gloss.relative(scored, [True] * len(same) + [False] * len(wanted))
@@ -128,25 +130,47 @@ class DictionaryViews:
             return
         self._loaded = True
         try:
-            with gzip.open(self.path, "rt", encoding="utf-8") as f:
-                raw = json.load(f)
-            if raw.get("format") != FORMAT or raw.get("config") != self.config:
-                return
-            self._rows = {
-                str(p): (str(h), str(lang), [[str(w) for w in v] for v in views])
-                for p, (h, lang, views) in raw["rows"].items()
-            }
-        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+            with np.load(self.path, allow_pickle=False) as z:
+                meta = json.loads(str(z["meta"]))
+                if meta.get("format") != FORMAT or meta.get("config") != self.config:
+                    return
+                ids, counts, sizes = z["ids"].astype(np.int32), z["counts"], z["sizes"]
+            ends = np.cumsum(sizes)
+            passages = [(ids[e - n : e], counts[e - n : e]) for e, n in zip(ends, sizes, strict=True)]
+            rows: dict[str, Row] = {}
+            at = 0
+            for path, digest, language, n in zip(
+                meta["paths"], meta["hashes"], meta["languages"], meta["passages"], strict=True
+            ):
+                rows[str(path)] = (str(digest), str(language), passages[at : at + int(n)])
+                at += int(n)
+            if at == len(passages):
+                self._rows = rows
+        except (OSError, ValueError, KeyError, TypeError):
             self._rows = {}  # missing or unreadable: the next sync glosses everything again
 
     def _save(self) -> None:
-        tmp = self.path.with_name(self.path.name + ".tmp")
+        order = sorted(self._rows)
+        passages = [r for p in order for r in self._rows[p][2]]
+        meta = {
+            "format": FORMAT,
+            "config": self.config,
+            "paths": order,
+            "hashes": [self._rows[p][0] for p in order],
+            "languages": [self._rows[p][1] for p in order],
+            "passages": [len(self._rows[p][2]) for p in order],
+        }
+        empty = (np.zeros(0, np.int16), np.zeros(0, np.float32))
+        tmp = self.path.with_name(self.path.name + ".tmp.npz")
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            with gzip.open(tmp, "wt", encoding="utf-8") as f:
-                json.dump(
-                    {"format": FORMAT, "config": self.config, "rows": self._rows}, f, ensure_ascii=False
-                )
+            np.savez_compressed(
+                tmp,
+                meta=np.array(json.dumps(meta)),
+                ids=np.concatenate([r[0] for r in passages]).astype(np.int16) if passages else empty[0],
+                counts=np.concatenate([r[1] for r in passages]).astype(np.float32) if passages else empty[1],
+                sizes=np.asarray([len(r[0]) for r in passages], dtype=np.int64),
+            )
             os.replace(tmp, self.path)
         except OSError as exc:
             log.warning("cross-language views not written (%s): the next sync glosses them again", exc)

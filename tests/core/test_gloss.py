@@ -58,6 +58,10 @@ def test_passages_drop_fields_and_repeats() -> None:
     assert g.passages(blocks, "Title") == ["Title", "Keep it."]
 
 
+def _rows(passages: list[str], japanese: bool, params: g.GlossParams) -> list[g.Sparse]:
+    return [g.sparse(v, params) for v in g.views(passages, japanese, LEX, params)]
+
+
 def test_the_japanese_passage_about_the_same_thing_scores_highest() -> None:
     params = g.GlossParams(glosses=1, min_terms=3, top_k=1, dims=1024)
     docs = [
@@ -66,23 +70,53 @@ def test_the_japanese_passage_about_the_same_thing_scores_highest() -> None:
         (["The cache keeps sessions for a period"], False),
         ([], True),
     ]
-    doc_views = [g.views(ps, ja, LEX, params) for ps, ja in docs]
-    assert [len(v) for v in doc_views] == [1, 1, 1, 0]  # fewer than min_terms distinct words: left out
-    m = g.passage_matrix(doc_views, params)
-    query = g.views(["Orders keep the phone number and address indefinitely."], False, LEX, params)
-    s = g.document_scores(query, m, params)
+    rows = [_rows(ps, ja, params) for ps, ja in docs]
+    assert [len(r) for r in rows] == [1, 1, 1, 0]  # fewer than min_terms distinct words: left out
+    m = g.passage_matrix(rows, params)
+    s = g.document_scores(
+        _rows(["Orders keep the phone number and address indefinitely."], False, params), m, params
+    )
     assert s[0] > s[1] and s[0] > s[2]  # "phone" meets "telephone" through character 4-grams
     assert s[3] == 0.0  # a document without passages
     assert np.all((s >= 0) & (s <= 1.0 + 1e-6))
 
 
 def test_top_k_is_the_mean_of_a_documents_best_passages() -> None:
-    # with uniform IDF: cosines 1 ("cache") and 1/sqrt(2) ("cache retention"); "period" is third
-    flat = g.GlossParams(min_terms=1, ngram=0, top_k=2, dims=64)
-    ones = np.ones(flat.dims, dtype=np.float32)
-    rows = np.stack([g._counts(w, flat) for w in (["cache"], ["cache", "retention"], ["period"])])
-    mat = g.PassageMatrix(g._weigh(rows, ones), np.zeros(3, dtype=np.int64), ones, 1)
-    assert g.document_scores([["cache"]], mat, flat)[0] == pytest.approx((1.0 + 2**-0.5) / 2, abs=1e-5)
+    # three passages of one document; "period" occurs in every passage of the folder's other document
+    # too, so the IDF differs by word: the expected cosines are computed here from the same formula
+    params = g.GlossParams(min_terms=1, ngram=0, top_k=2, dims=64)
+    doc = [g.sparse(w, params) for w in (["cache"], ["cache", "retention"], ["period"])]
+    m = g.passage_matrix([doc], params)
+    w = m.weights
+    cache, retention = (w[g.sparse([x], params)[0][0]] for x in ("cache", "retention"))
+    second = cache / np.sqrt(cache**2 + retention**2)  # "cache" against "cache retention"
+    s = g.document_scores([g.sparse(["cache"], params)], m, params)
+    assert s[0] == pytest.approx((1.0 + second) / 2, abs=1e-5)
+    top1 = g.document_scores(
+        [g.sparse(["cache"], params)], m, g.GlossParams(min_terms=1, ngram=0, top_k=1, dims=64)
+    )
+    assert top1[0] == pytest.approx(1.0, abs=1e-5)
+
+
+def test_the_sparse_scores_equal_dense_tf_idf_cosines() -> None:
+    params = g.GlossParams(min_terms=1, dims=256, top_k=1)
+    texts = [
+        ["retention", "period", "personal", "data"],
+        ["cache", "entries", "expire"],
+        ["data", "retention"],
+    ]
+    m = g.passage_matrix([[g.sparse(t, params)] for t in texts], params)
+    dense = np.zeros((3, params.dims))
+    for i, t in enumerate(texts):
+        ids, counts = g.sparse(t, params)
+        dense[i, ids] = (1 + np.log(counts)) * m.weights[ids]
+    dense /= np.linalg.norm(dense, axis=1, keepdims=True)
+    q = np.zeros(params.dims)
+    ids, counts = g.sparse(["personal", "data", "retention"], params)
+    q[ids] = (1 + np.log(counts)) * m.weights[ids]
+    q /= np.linalg.norm(q)
+    got = g.document_scores([g.sparse(["personal", "data", "retention"], params)], m, params)
+    np.testing.assert_allclose(got, dense @ q, atol=1e-5)
 
 
 @pytest.mark.parametrize(
