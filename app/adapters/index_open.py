@@ -117,6 +117,7 @@ def _open(
         adr_dir=adr_dir,
         multilingual=cfg.multilingual,
         multilingual_model=cfg.multilingual_model,
+        dense_temperature=cfg.dense_temperature,
     )
 
 
