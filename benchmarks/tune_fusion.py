@@ -90,6 +90,23 @@ def score(measured, params: FusionParams, names) -> dict[str, tuple[float, float
     return out
 
 
+def score_each(
+    rows: dict[str, list[tuple[QueryScores, tuple[str, ...], Any, FusionParams]]],
+) -> dict[str, Any]:
+    """Like score, but every query ranked with its own parameters (the held-out corpus's choice)."""
+    groups: dict[str, list] = {"en": [], "ja": []}
+    for name, items in rows.items():
+        for qs, relevant, _sim, params in items:
+            r = rank(qs.scores, params)
+            groups["ja" if name in JA else "en"].append(([c.adr.path for c in r.candidates], relevant))
+    return {
+        g: (m.recall_at_5, m.hit_at_5, m.mrr)
+        for g, pairs in groups.items()
+        if pairs
+        for m in [metrics_of(pairs)]
+    }
+
+
 def fmt(s: dict[str, tuple[float, float, float]]) -> str:
     return "  ".join(f"{g.upper()} R@5 {v[0]:.3f} Hit {v[1]:.3f} MRR {v[2]:.3f}" for g, v in s.items())
 
@@ -183,6 +200,7 @@ def main() -> int:
     bi, bj = ranked[0]
     best = replace(current, dense_weight=dws[bi], title_weight=tws[bj])
     if args.holdout:
+        pooled: dict[str, Any] = {}
         for held in names:
             rest = [n for n in names if n != held]
             cells = {
@@ -197,6 +215,8 @@ def main() -> int:
             print(
                 f"  holdout {held}: weights chosen on the other corpora ({dws[hi]:g}, {tws[hj]:g}) -> {fmt(score(measured, chosen, [held]))}"
             )
+            pooled[held] = [(qs, rel, sim, chosen) for qs, rel, sim in measured[held]]
+        print(f"  holdout, pooled per language: {fmt(score_each(pooled))}")
 
     # 2. the gate: separation of relevant and other candidates among the top 20, at no ranking cost
     base = score(measured, best, names)

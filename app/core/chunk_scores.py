@@ -7,8 +7,9 @@ higher than that of a few, whatever the topic. The soft maximum
 
 is the best cosine less a penalty for the chunks that do not match: one chunk gives exactly its
 cosine, n chunks of which one matches give about m - t * log(n), n equally matching chunks give m.
-t -> 0 is the maximum again (t = 0 is exactly it), a large t tends to the mean. Chosen by measurement
-(docs/retrieval.md): t = 0.02.
+t -> 0 is the maximum again (t = 0 is exactly it), a large t tends to the mean. Measured on the
+shared corpora (docs/retrieval.md): no gain that survives a change of the fusion weights, so the
+default is 0 (the best chunk); the knob is `retrieval.dense_temperature`.
 """
 
 from __future__ import annotations
