@@ -53,6 +53,9 @@ class RetrievalConfig(BaseModel):
     cross_language_gate: float | None = Field(default=None, ge=-1, le=10)
     cross_language_fill_gate: float | None = Field(default=None, ge=-1, le=10)
     chunk_target: int = Field(default=2000, ge=200)  # characters per section chunk
+    # A document's dense score: the soft maximum of its chunks' cosines at this temperature; 0 (the
+    # default): the best chunk's cosine (app/core/chunk_scores.py; measured in docs/retrieval.md).
+    dense_temperature: float = Field(default=0.0, ge=0, le=1)
     chunk_max: int = Field(default=4000, ge=200)
     bm25_k1: float = Field(default=1.5, gt=0)
     bm25_b: float = Field(default=0.75, ge=0, le=1)

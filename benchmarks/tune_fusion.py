@@ -29,8 +29,10 @@ from typing import Any
 from app.adapters.index import QueryScores
 from app.adapters.index_open import ensure_synced, fusion_params, open_index_for
 from app.config import RetrievalConfig
+from app.core.adr import parse_adr
 from app.core.fusion import FusionParams, fuse, rank
 from app.evals.retrieval import find_corpora, load_qrels, metrics_of
+from app.pipeline.recall import recall_query
 
 JA = {"kompiro__karasu"}
 # Swept in stages (weights, then the gate, then MMR), each keeping the choice of the previous one:
@@ -44,18 +46,29 @@ GATE: dict[str, list[float]] = {
     "qualify_bm25_rel": [0.2, 0.3, 0.4, 0.5, 0.6],
 }
 MMR = [1.0, 0.95, 0.9, 0.8, 0.7]
+TEMPERATURES = [0.0, 0.01, 0.015, 0.02, 0.025, 0.03, 0.04]  # dense chunk pooling (--temperatures)
 TOLERANCE = 0.002  # objective points: differences below this are noise at 321 queries
 
 
-def measure(corpora: list[Path], store: Path) -> dict[str, list[tuple[QueryScores, tuple[str, ...], Any]]]:
+def measure(
+    corpora: list[Path], store: Path, *, temperature: float | None = None, query: str = "whole"
+) -> dict[str, list[tuple[QueryScores, tuple[str, ...], Any]]]:
+    """Every query scored once. `temperature`: the dense chunk pooling (None: the configured default);
+    `query`: "whole" (the masked text, as the product searches) or "sections" (title + context +
+    decision + options of the parsed text: recall_query, the product's query before issue 18)."""
     out = {}
     for corpus in corpora:
         index = open_index_for(corpus, store)
         ensure_synced(index, corpus)
+        if temperature is not None:
+            index.dense_temperature = temperature
         rows = []
         for q in load_qrels(corpus / "qrels.jsonl"):
             pool = frozenset(q.pool) if q.pool is not None else None
-            qs = index.score(q.query_text, exclude_paths=frozenset({q.query}), pool=pool)
+            text = q.query_text
+            if query == "sections":
+                text = recall_query(parse_adr(q.query, q.query_text.encode("utf-8")))
+            qs = index.score(text, exclude_paths=frozenset({q.query}), pool=pool)
             head = [c.adr.path for c in fuse(qs.scores, index.fusion)[:40]]
             rows.append((qs, q.relevant, index._similarity(head)))
         out[corpus.name] = rows
@@ -77,6 +90,23 @@ def score(measured, params: FusionParams, names) -> dict[str, tuple[float, float
     return out
 
 
+def score_each(
+    rows: dict[str, list[tuple[QueryScores, tuple[str, ...], Any, FusionParams]]],
+) -> dict[str, Any]:
+    """Like score, but every query ranked with its own parameters (the held-out corpus's choice)."""
+    groups: dict[str, list] = {"en": [], "ja": []}
+    for name, items in rows.items():
+        for qs, relevant, _sim, params in items:
+            r = rank(qs.scores, params)
+            groups["ja" if name in JA else "en"].append(([c.adr.path for c in r.candidates], relevant))
+    return {
+        g: (m.recall_at_5, m.hit_at_5, m.mrr)
+        for g, pairs in groups.items()
+        if pairs
+        for m in [metrics_of(pairs)]
+    }
+
+
 def fmt(s: dict[str, tuple[float, float, float]]) -> str:
     return "  ".join(f"{g.upper()} R@5 {v[0]:.3f} Hit {v[1]:.3f} MRR {v[2]:.3f}" for g, v in s.items())
 
@@ -91,6 +121,29 @@ def objective(s: dict[str, tuple[float, float, float]]) -> float:
     return sum(vals) / len(vals)
 
 
+def sweep_temperatures(corpora: list[Path], store: Path, holdout: bool, query: str) -> int:
+    """dense_temperature at the default weights; --holdout: the value chosen on the other corpora
+    (best objective) scores the held-out one, and the held-out runs are pooled per language."""
+    names = [c.name for c in corpora]
+    params = fusion_params(RetrievalConfig(), "offline-hash")
+    runs = {t: measure(corpora, store, temperature=t, query=query) for t in TEMPERATURES}
+    for t in TEMPERATURES:
+        s = score(runs[t], params, names)
+        print(f"  {objective(s):.4f}  dense_temperature={t:g}   {fmt(s)}")
+    if not holdout:
+        return 0
+    pooled: dict[str, Any] = {}
+    for held in names:
+        rest = [n for n in names if n != held]
+        t = max(TEMPERATURES, key=lambda t: objective(score(runs[t], params, rest)))
+        pooled[held] = runs[t][held]
+        print(
+            f"  holdout {held}: dense_temperature chosen on the other corpora {t:g} -> {fmt(score(runs[t], params, [held]))}"
+        )
+    print(f"  holdout, pooled per language: {fmt(score(pooled, params, names))}")
+    return 0
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument(
@@ -99,9 +152,19 @@ def main() -> int:
     ap.add_argument("--store", type=Path, default=None)
     ap.add_argument("--top", type=int, default=15)
     ap.add_argument("--holdout", action="store_true", help="leave-one-corpus-out check of the chosen knobs")
+    ap.add_argument(
+        "--temperatures",
+        action="store_true",
+        help="only sweep dense_temperature (default weights), with --holdout leave-one-corpus-out",
+    )
+    ap.add_argument(
+        "--query", choices=["whole", "sections"], default="whole", help="what the query is (see measure)"
+    )
     args = ap.parse_args()
     corpora = find_corpora(args.corpora)
     store = args.store or Path(tempfile.mkdtemp(prefix="adr-tune-"))
+    if args.temperatures:
+        return sweep_temperatures(corpora, store, args.holdout, args.query)
     measured = measure(corpora, store)
     names = [c.name for c in corpora]
     current = fusion_params(RetrievalConfig(), "offline-hash")
@@ -137,6 +200,7 @@ def main() -> int:
     bi, bj = ranked[0]
     best = replace(current, dense_weight=dws[bi], title_weight=tws[bj])
     if args.holdout:
+        pooled: dict[str, Any] = {}
         for held in names:
             rest = [n for n in names if n != held]
             cells = {
@@ -151,6 +215,8 @@ def main() -> int:
             print(
                 f"  holdout {held}: weights chosen on the other corpora ({dws[hi]:g}, {tws[hj]:g}) -> {fmt(score(measured, chosen, [held]))}"
             )
+            pooled[held] = [(qs, rel, sim, chosen) for qs, rel, sim in measured[held]]
+        print(f"  holdout, pooled per language: {fmt(score_each(pooled))}")
 
     # 2. the gate: separation of relevant and other candidates among the top 20, at no ranking cost
     base = score(measured, best, names)

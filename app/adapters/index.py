@@ -82,12 +82,14 @@ class ChromaAdrIndex(IndexSearch):
         multilingual: Multilingual = "off",
         xl_scoring: XlScoring | None = None,
         cross_language_scorer: str = DICTIONARY,
+        dense_temperature: float = 0.0,  # RetrievalConfig's default: the best chunk
     ) -> None:
         self.store_dir = Path(store_dir)
         self.collection_name = collection
         self.fusion = fusion or FusionParams()
         self.chunking = chunking or ChunkParams()
         self.bm25 = bm25 or Bm25Params()
+        self.dense_temperature = dense_temperature  # 0: best chunk; see app/core/chunk_scores.py
         self.adr_dir = adr_dir
         self._ef = make_embedding_function(embedding)
         self.embedding = label_of(self._ef)

@@ -33,6 +33,8 @@ from typing import Any
 
 import numpy as np
 
+from app.core.chunk_scores import chunk_scores
+
 log = logging.getLogger("adr_review.index")
 
 FORMAT = "adr-review-index-mirror/1"
@@ -86,12 +88,15 @@ class IndexMirror:
 
     # --- dense scoring ---------------------------------------------------------------------------
 
-    def best_cosines(self, query_vector: np.ndarray, paths: Iterable[str]) -> dict[str, float]:
-        """Each ADR's best-chunk cosine with the (unit) query vector, for the given paths it holds."""
+    def best_cosines(
+        self, query_vector: np.ndarray, paths: Iterable[str], temperature: float = 0.0
+    ) -> dict[str, float]:
+        """Each ADR's dense score with the (unit) query vector, for the given paths it holds: its best
+        chunk's cosine, or with a temperature the soft maximum over its chunks (app/core/chunk_scores.py)."""
         if len(self.vectors) == 0:
             return {}
         cosines = self.vectors @ np.asarray(query_vector, dtype=self.vectors.dtype)
-        best = np.maximum.reduceat(cosines, self.offsets[:-1])  # every ADR has at least one chunk
+        best = chunk_scores(cosines, self.offsets, temperature)  # every ADR has at least one chunk
         return {p: float(best[i]) for p in paths if (i := self._row.get(p)) is not None}
 
     def mean_vectors(self, paths: Iterable[str]) -> dict[str, np.ndarray]:

@@ -121,6 +121,7 @@ def _open(
         adr_dir=adr_dir,
         multilingual=cfg.multilingual,
         cross_language_scorer=cfg.cross_language_scorer,
+        dense_temperature=cfg.dense_temperature,
     )
 
 

@@ -26,7 +26,7 @@ from app.core.adr import Adr
 from app.core.fusion import DocScores, FusionParams, Ranking, empty_result, fuse, rank
 from app.core.lexical import Bm25Params, LexicalIndex, TermCounts
 from app.core.results import RetrievalResult
-from app.core.text import is_japanese, tokenize
+from app.core.text import is_japanese, search_tokens
 
 log = logging.getLogger("adr_review.index")
 
@@ -49,6 +49,7 @@ class IndexSearch:
     embedding_error: str | None
     fusion: FusionParams
     bm25: Bm25Params
+    dense_temperature: float
     xl_active: bool
     _ef: EmbeddingFunction[Documents]
     _mirror: IndexMirror | None
@@ -88,7 +89,7 @@ class IndexSearch:
         pool: frozenset[str] | None = None,
     ) -> RetrievalResult:
         base = {"embedding": self.embedding, "embedding_failed": False, "index_size": len(self._adrs)}
-        tokens = tokenize(query)
+        tokens = search_tokens(query)
         if not tokens:
             return empty_result("empty_input", base)
         if not self._adrs:
@@ -125,6 +126,7 @@ class IndexSearch:
             "qualify_cosine": self.fusion.qualify_cosine,
             "qualify_bm25_rel": self.fusion.qualify_bm25_rel,
             "mmr_lambda": self.fusion.mmr_lambda,
+            "dense_temperature": self.dense_temperature,
             "top_n": n,
             "cross_language_slots": self.fusion.cross_language_slots if self.xl_active else 0,
             "cross_language_gate": self.fusion.cross_language_gate,
@@ -151,7 +153,7 @@ class IndexSearch:
         if not scope:
             return QueryScores([], self.embedding_error is not None, diagnostics)
         t = time.perf_counter()
-        lex = self.lexical().scores(tokenize(query) if tokens is None else tokens, scope)
+        lex = self.lexical().scores(search_tokens(query) if tokens is None else tokens, scope)
         diagnostics["timings_ms"]["lexical"] = round((time.perf_counter() - t) * 1000, 1)
         t = time.perf_counter()
         dense, error = self._dense(query, [self._adrs[i].path for i in scope])
@@ -208,7 +210,8 @@ class IndexSearch:
         return scores
 
     def _dense(self, query: str, paths: Sequence[str]) -> tuple[dict[str, float], str | None]:
-        """The dense channel: each ADR's best-chunk cosine with the query, for the ADRs in scope."""
+        """The dense channel: each ADR's chunk cosines with the query pooled (best chunk, or the soft
+        maximum at `dense_temperature`), for the ADRs in scope."""
         if self.embedding_error is not None:
             return {}, self.embedding_error
         if self._mirror is None or not self._mirror.has_vectors(paths):
@@ -217,7 +220,7 @@ class IndexSearch:
             qvec = embed_texts(self._ef, [query])
         except EmbeddingError as exc:
             return {}, str(exc)
-        return self._mirror.best_cosines(qvec[0], paths), None
+        return self._mirror.best_cosines(qvec[0], paths, self.dense_temperature), None
 
     def _similarity(self, paths: Sequence[str]) -> Callable[[Adr, Adr], float] | None:
         """Document-document cosine for MMR: each document is the mean of its chunk vectors."""

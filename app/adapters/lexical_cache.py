@@ -34,10 +34,11 @@ FORMAT = "adr-review-lexical/1"
 def counts_key() -> str:
     """Hash of every source the counts depend on: decoding (the parser's version) and tokenising."""
     from app.adapters.adr_files import _parser_version
-    from app.core import lexical
+    from app.core import lexical, text
 
     h = hashlib.sha256(f"{FORMAT}:{_parser_version()}".encode())
-    h.update(Path(str(lexical.__file__)).read_bytes())
+    for module in (lexical, text):  # the counting and the tokeniser
+        h.update(Path(str(module.__file__)).read_bytes())
     return h.hexdigest()[:16]
 
 

@@ -16,7 +16,8 @@ Title coverage is the IDF-weighted share of a candidate's title terms that occur
 asks "how much of the query is in this ADR"; coverage asks the reverse for the ADR's most condensed
 statement of its subject: a proposal that builds on "Policy matching" tends to name it.
 
-Tokens come from app.core.text.tokenize: NFKC + case-folded words, CJK runs as character bigrams.
+Terms come from app.core.text.search_tokens: NFKC + case-folded words, CJK runs cut at their hiragana
+and the kanji / katakana pieces as character bigrams.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from app.core.text import tokenize
+from app.core.text import search_tokens
 
 
 @dataclass(frozen=True)
@@ -65,7 +66,7 @@ class TermCounts:
         terms: list[int] = []
         counts: list[int] = []
         for text in texts:
-            for term, tf in Counter(tokenize(text)).items():
+            for term, tf in Counter(search_tokens(text)).items():
                 terms.append(vocab.setdefault(term, len(vocab)))
                 counts.append(tf)
             offsets.append(len(terms))
@@ -147,7 +148,7 @@ class LexicalIndex:
         title_docs: list[int] = []
         title_terms: list[str] = []
         for d, title in enumerate(titles or ()):
-            for term in sorted(set(tokenize(title))):
+            for term in sorted(set(search_tokens(title))):
                 title_docs.append(d)
                 title_terms.append(term)
         self._title_d = np.asarray(title_docs, dtype=np.int64)
@@ -158,7 +159,7 @@ class LexicalIndex:
 
     def scores(self, query: str | Sequence[str], pool: Sequence[int] | None = None) -> LexicalScores:
         """BM25 and title coverage of every document for `query` (text or tokens), within `pool`."""
-        tokens = tokenize(query) if isinstance(query, str) else list(query)
+        tokens = search_tokens(query) if isinstance(query, str) else list(query)
         n_all = self.n_docs
         zeros = LexicalScores(np.zeros(n_all), np.zeros(n_all))
         if n_all == 0:

@@ -91,6 +91,31 @@ def tokenize(text: str) -> list[str]:
     return tokens
 
 
+_HIRAGANA_RUN = re.compile("[\u3040-\u309f]+")
+
+
+def search_tokens(text: str) -> list[str]:
+    """The terms lexical retrieval counts: `tokenize`, except that a CJK run is first cut at its
+    hiragana, and only the pieces between are bigrammed (a lone character stays a unigram).
+
+    Hiragana carry Japanese grammar (particles, inflections: の, を, する, している), so a bigram with
+    a hiragana in it ("の設", "計す", "する") is a function-word feature that matches across unrelated
+    ADRs; the kanji and katakana pieces are the content words. The offline embedding drops
+    hiragana-only n-grams for the same reason. A run of nothing but hiragana keeps its bigrams, so
+    text written in kana alone stays searchable. Other scripts are tokenised exactly as `tokenize`.
+    """
+    tokens: list[str] = []
+    for match in _TOKEN.finditer(normalize(text)):
+        piece = match.group(0)
+        if not _is_cjk(piece[0]):
+            tokens.append(piece)
+            continue
+        pieces = [p for p in _HIRAGANA_RUN.split(piece) if p]
+        for part in pieces or [piece]:
+            tokens.extend(_bigrams(part))
+    return tokens
+
+
 def _bigrams(run: str) -> list[str]:
     if len(run) == 1:
         return [run]

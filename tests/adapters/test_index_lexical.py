@@ -16,7 +16,7 @@ from app.adapters.adr_files import load_adr_folder
 from app.adapters.index import ChromaAdrIndex
 from app.core.adr import Adr
 from app.core.lexical import TermCounts
-from app.core.text import tokenize
+from app.core.text import search_tokens
 
 CORPORA = Path(__file__).resolve().parents[1] / "fixtures" / "corpora"
 
@@ -56,10 +56,10 @@ def test_bm25_from_cached_counts_equals_rank_bm25_on_the_fixture_corpora(
     index = ChromaAdrIndex(store, "corpora")  # another process: loads the counts
     index.sync(adrs)
     lexical = index.lexical()
-    tokens = [tokenize(a.text) for a in adrs]
+    tokens = [search_tokens(a.text) for a in adrs]
     whole = BM25Okapi(tokens)
     for path, text in queries(adrs):
-        q = tokenize(text)
+        q = search_tokens(text)
         np.testing.assert_allclose(lexical.scores(q).bm25, whole.get_scores(q), rtol=1e-12, atol=1e-12)
         # a review's scope: every ADR but the proposal (statistics of that pool, as BM25 over it)
         scope = [i for i, a in enumerate(adrs) if a.path != path]

@@ -3,6 +3,7 @@ best-chunk cosines, and a mirror that is missing or behind the collection is reb
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import numpy as np
@@ -14,6 +15,7 @@ from app.adapters.chroma_store import chroma_client, collection_name_for
 from app.adapters.embeddings import embed_texts
 from app.adapters.index import ChromaAdrIndex
 from app.adapters.index_mirror import IndexMirror
+from app.config import RetrievalConfig
 from app.core.chunking import ChunkParams
 
 ADRS = {
@@ -73,17 +75,26 @@ def test_a_no_op_sync_and_a_search_read_no_chunk_from_the_collection(
 def test_dense_scores_are_every_adrs_best_chunk_cosine(folder: Path, tmp_path: Path) -> None:
     index, _ = synced(folder, tmp_path / "store")
     query = "Kafka topics for domain events between services"
-    qs = index.score(query)
-    # the reference: every chunk in the collection, scored by Chroma, best chunk per ADR
+    # the reference: every chunk in the collection, scored by Chroma, grouped per ADR
     qvec = embed_texts(index._ef, [query])
     everything = index._collection.query(
         query_embeddings=qvec, n_results=index._collection.count(), include=["metadatas", "distances"]
     )
-    best: dict[str, float] = {}
+    per_adr: dict[str, list[float]] = {}
     for meta, dist in zip(everything["metadatas"][0], everything["distances"][0], strict=True):
-        best[str(meta["path"])] = max(best.get(str(meta["path"]), -2.0), 1.0 - dist)
-    assert {s.adr.path: s.dense for s in qs.scores} == pytest.approx(best, abs=1e-5)
+        per_adr.setdefault(str(meta["path"]), []).append(1.0 - dist)
+    assert index.dense_temperature == RetrievalConfig().dense_temperature == 0.0  # the best chunk
+    t = index.dense_temperature = 0.02
+    soft = {
+        p: max(c) + t * math.log(sum(math.exp((x - max(c)) / t) for x in c) / len(c))
+        for p, c in per_adr.items()
+    }
+    assert {s.adr.path: s.dense for s in index.score(query).scores} == pytest.approx(soft, abs=1e-5)
+    index.dense_temperature = 0.0  # the best chunk's cosine
+    best = {p: max(c) for p, c in per_adr.items()}
+    assert {s.adr.path: s.dense for s in index.score(query).scores} == pytest.approx(best, abs=1e-5)
     assert len(index._collection.get(include=[])["ids"]) > len(ADRS)  # several chunks per ADR
+    assert any(len(c) > 1 and soft[p] < best[p] for p, c in per_adr.items())  # the two differ
 
 
 def test_a_sync_that_died_before_writing_the_mirror_is_repaired_from_the_collection(

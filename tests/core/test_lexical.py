@@ -7,7 +7,7 @@ import pytest
 from rank_bm25 import BM25Okapi
 
 from app.core.lexical import Bm25Params, LexicalIndex
-from app.core.text import tokenize
+from app.core.text import search_tokens
 
 TEXTS = [
     "Use PostgreSQL for the order service. PostgreSQL gives us transactions.",
@@ -35,7 +35,7 @@ QUERIES = [
 @pytest.mark.parametrize("query", QUERIES)
 def test_bm25_matches_rank_bm25_on_the_whole_folder(query: str) -> None:
     index = LexicalIndex(TEXTS, TITLES)
-    expected = BM25Okapi([tokenize(t) for t in TEXTS]).get_scores(tokenize(query))
+    expected = BM25Okapi([search_tokens(t) for t in TEXTS]).get_scores(search_tokens(query))
     np.testing.assert_allclose(index.scores(query).bm25, expected, atol=1e-9)
 
 
@@ -44,7 +44,7 @@ def test_pool_statistics_equal_bm25_over_only_the_pool(pool: list[int]) -> None:
     query = QUERIES[0] + " " + QUERIES[1]
     index = LexicalIndex(TEXTS, TITLES)
     got = index.scores(query, pool).bm25
-    expected = BM25Okapi([tokenize(TEXTS[i]) for i in pool]).get_scores(tokenize(query))
+    expected = BM25Okapi([search_tokens(TEXTS[i]) for i in pool]).get_scores(search_tokens(query))
     np.testing.assert_allclose(got[pool], expected, atol=1e-9)
     outside = [i for i in range(len(TEXTS)) if i not in pool]
     assert not got[outside].any()
@@ -53,7 +53,7 @@ def test_pool_statistics_equal_bm25_over_only_the_pool(pool: list[int]) -> None:
 def test_params_reach_the_formula() -> None:
     query = QUERIES[0]
     a = LexicalIndex(TEXTS, TITLES, Bm25Params(k1=1.2, b=0.3)).scores(query).bm25
-    expected = BM25Okapi([tokenize(t) for t in TEXTS], k1=1.2, b=0.3).get_scores(tokenize(query))
+    expected = BM25Okapi([search_tokens(t) for t in TEXTS], k1=1.2, b=0.3).get_scores(search_tokens(query))
     np.testing.assert_allclose(a, expected, atol=1e-9)
 
 

@@ -1,6 +1,13 @@
 import pytest
 
-from app.core.text import contains_verbatim, is_japanese, normalize, normalize_for_match, tokenize
+from app.core.text import (
+    contains_verbatim,
+    is_japanese,
+    normalize,
+    normalize_for_match,
+    search_tokens,
+    tokenize,
+)
 
 
 @pytest.mark.parametrize(
@@ -22,6 +29,46 @@ from app.core.text import contains_verbatim, is_japanese, normalize, normalize_f
 )
 def test_tokenize(text: str, expected: list[str]) -> None:
     assert tokenize(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # a CJK run is cut at its hiragana; the kanji / katakana pieces are bigrammed
+        ("Redis をキャッシュに使う", ["redis", "キャ", "ャッ", "ッシ", "シュ", "使"]),
+        ("設計を見直す", ["設計", "見直"]),
+        ("盲点検出", ["盲点", "点検", "検出"]),  # no hiragana: as tokenize
+        ("の", ["の"]),  # a run of nothing but hiragana keeps its bigrams (kana-only text stays searchable)
+        ("これは ひらがな", ["これ", "れは", "ひら", "らが", "がな"]),
+        ("ADR-0071: 再定義", ["adr", "0071", "再定", "定義"]),
+        ("snake_case and CamelCase", ["snake", "case", "and", "camelcase"]),  # other scripts: as tokenize
+        ("ﾊﾝｶｸ", ["ハン", "ンカ", "カク"]),
+        ("", []),
+    ],
+)
+def test_search_tokens(text: str, expected: list[str]) -> None:
+    assert search_tokens(text) == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Use Kafka for events",
+        "snake_case, CamelCase and dotted.names: v1.2",
+        "ＡＢＣ　１２３ ÉTÉ",
+        "盲点検出 カタカナ",
+    ],
+)
+def test_search_tokens_equal_tokenize_without_hiragana(text: str) -> None:
+    assert search_tokens(text) == tokenize(text)
+
+
+def test_no_search_token_mixes_hiragana_with_other_characters() -> None:
+    text = "イベント駆動アーキテクチャを採用し、Kafka でドメインイベントを配信する。これはテストです"
+    hiragana = {chr(c) for c in range(0x3040, 0x30A0)}
+    for token in search_tokens(text):
+        has = {ch in hiragana for ch in token}
+        assert len(has) == 1, token
 
 
 @pytest.mark.parametrize(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -17,7 +18,7 @@ from app.core.adr import Adr, parse_adr
 from app.core.results import Candidate, EmptyReason, RetrievalResult
 from app.core.text import contains_verbatim, tokenize
 from app.pipeline.ports import LlmError, SyncReport
-from app.pipeline.recall import PROMPT_NAME, build_query_text, recall_query, run_recall
+from app.pipeline.recall import PROMPT_NAME, build_query_text, recall_query, run_recall, search_query
 from app.prompts import PromptFiles
 from tests.fakes.llm import FakeLlm
 from tests.fakes.messages_server import FakeMessagesServer, Reply, recall_candidates
@@ -59,7 +60,9 @@ class FakeIndex:
         self.queries.append(query)
         if self.fail:
             raise self.fail
-        q = _terms(query)
+        # the search query is the whole proposal: its template lines (section headings, the status
+        # line) are in every ADR and carry no signal, as BM25's IDF would say
+        q = _terms("\n".join(line for line in query.splitlines() if not _TEMPLATE_LINE.match(line)))
         scored = []
         for adr in self.adrs:
             if adr.path in exclude_paths:
@@ -81,6 +84,9 @@ class FakeIndex:
         )
         reason = self.empty_reason if not candidates else None
         return RetrievalResult(candidates, reason, {"embedding_failed": self.embedding_failed})
+
+
+_TEMPLATE_LINE = re.compile(r"\s*(#{2,}\s|[*-]\s*status:)", re.IGNORECASE)
 
 
 def _terms(text: str) -> set[str]:
@@ -182,6 +188,16 @@ def test_query_text_is_title_context_decision_and_options() -> None:
     assert "Ordered tenant events on Kafka" in q and "keep their order" in q and "partition the Kafka" in q
     assert "idempotent" not in q  # consequences are not part of the query
     assert recall_query(PROPOSAL) == q
+
+
+def test_retrieval_searches_with_the_whole_proposal_and_the_model_reads_the_sections() -> None:
+    llm = FakeLlm().on(PROMPT_NAME, good_answer)
+    index = FakeIndex(FOLDER)
+    recall(llm, proposal=PROPOSAL, index=index)
+    assert index.queries == [PROPOSAL.text] == [search_query(PROPOSAL)]
+    assert "idempotent" in index.queries[0]  # consequences are searched too
+    prompt_text = llm.requests()[0].user
+    assert "partition the Kafka" in prompt_text and "idempotent" not in prompt_text
 
 
 def test_a_proposal_without_known_sections_is_recalled_by_its_whole_text() -> None:
