@@ -173,6 +173,7 @@ class IndexSearch:
             [adrs[i].path for i in scope if adrs[i].language == language],
             diagnostics,
         )
+        evidence = self._xl.evidence(query, list(xl)) if xl else {}
         scores = [
             DocScores(
                 adr=adrs[i],
@@ -181,6 +182,7 @@ class IndexSearch:
                 title=title[i],
                 cross_language=adrs[i].language != language,
                 cross_language_score=xl.get(adrs[i].path),
+                cross_language_evidence=evidence.get(adrs[i].path),
             )
             for i in scope
         ]

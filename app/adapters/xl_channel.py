@@ -47,6 +47,8 @@ class CrossLanguageScorer(Protocol):
         self, query: str, language: str, paths: Sequence[str], same_paths: Sequence[str] = ()
     ) -> dict[str, float]: ...
 
+    def evidence(self, query: str, paths: Sequence[str]) -> dict[str, str]: ...
+
 
 def scorer_gates(scorer: str) -> tuple[float, float | None]:
     return GATES.get(scorer, GATES[USEM3])

@@ -33,16 +33,24 @@ from app.core.adr.reader import reader_blocks, text_reader_blocks
 log = logging.getLogger("adr_review.index")
 
 NAME = "dictionary"
-FORMAT = "adr-review-xl-dict/1"
+FORMAT = "adr-review-xl-dict/2"
 MISSING = "the JMdict dictionary (jamdict-data) is not installed: pip install 'adr-review[multilingual]'"
 
-Row = tuple[str, str, list[gloss.Sparse]]  # content hash, language, its passages' feature counts
+# content hash, language, its compared passages' feature counts, and their text (the evidence shown)
+Row = tuple[str, str, list[gloss.Sparse], list[str]]
 
 
-def adr_rows(adr: Adr, lexicon: gloss.Lexicon, params: gloss.GlossParams) -> list[gloss.Sparse]:
+def adr_rows(
+    adr: Adr, lexicon: gloss.Lexicon, params: gloss.GlossParams
+) -> tuple[list[gloss.Sparse], list[str]]:
     blocks = [(b.kind, b.text) for b in reader_blocks(adr)]
-    views = gloss.views(gloss.passages(blocks, adr.title), adr.language == "ja", lexicon, params)
-    return [gloss.sparse(v, params) for v in views]
+    japanese = adr.language == "ja"
+    kept = [
+        (t, v)
+        for t in gloss.passages(blocks, adr.title)
+        if (v := gloss.views([t], japanese, lexicon, params))
+    ]
+    return [gloss.sparse(v[0], params) for _t, v in kept], [t for t, _v in kept]
 
 
 def query_rows(
@@ -64,7 +72,8 @@ class DictionaryViews:
         self.params = params or gloss.GlossParams()
         self.config = json.dumps({"jmdict": lexicon_version(), **asdict(self.params)}, sort_keys=True)
         self._rows: dict[str, Row] = {}
-        self._matrix: tuple[list[str], gloss.PassageMatrix] | None = None
+        self._matrix: tuple[list[str], gloss.PassageMatrix, list[str]] | None = None
+        self._evidence: tuple[str, dict[str, str]] = ("", {})  # the last query's best passages
         self._loaded = False
 
     def holds(self, hashes: Mapping[str, str]) -> bool:
@@ -87,7 +96,7 @@ class DictionaryViews:
             lexicon = got
         elif lexicon_version() is None:
             raise EmbeddingError(MISSING)  # a later Japanese query would need it
-        fresh = {a.path: (a.content_hash, a.language, adr_rows(a, lexicon, self.params)) for a in todo}
+        fresh = {a.path: (a.content_hash, a.language, *adr_rows(a, lexicon, self.params)) for a in todo}
         self._rows = {a.path: fresh.get(a.path) or self._rows[a.path] for a in adrs}
         self._matrix = None
         self._save()
@@ -109,20 +118,30 @@ class DictionaryViews:
             if got is None:
                 raise EmbeddingError(MISSING)
             lexicon = got
-        order, matrix = self._passage_matrix()
+        order, matrix, texts = self._passage_matrix()
         at = {p: i for i, p in enumerate(order)}
         rows = query_rows(query, language == "ja", lexicon, self.params)
-        raw = gloss.document_scores(rows, matrix, self.params)
+        best = gloss.passage_scores(rows, matrix, self.params)
+        raw = gloss.document_scores(rows, matrix, self.params, best)
+        top = gloss.best_passage(best, matrix)
+        self._evidence = (query, {p: texts[top[at[p]]] for p in wanted if top[at[p]] >= 0})
         same = [p for p in same_paths if p in at]
         scored = [float(raw[at[p]]) for p in same + wanted]
         rel = gloss.relative(scored, [True] * len(same) + [False] * len(wanted))
         return dict(zip(wanted, rel[len(same) :], strict=True))
 
-    def _passage_matrix(self) -> tuple[list[str], gloss.PassageMatrix]:
+    def evidence(self, query: str, paths: Sequence[str]) -> dict[str, str]:
+        """For the query last scored: each given ADR's passage that matched it best (verbatim, what a
+        reader sees), the reason to show for a candidate no lexical channel could see."""
+        last, found = self._evidence
+        return {p: found[p] for p in paths if p in found} if last == query else {}
+
+    def _passage_matrix(self) -> tuple[list[str], gloss.PassageMatrix, list[str]]:
         """Every stored ADR's passages (the IDF is the folder's), built once per process and content."""
         if self._matrix is None:
             order = sorted(self._rows)
-            self._matrix = (order, gloss.passage_matrix([self._rows[p][2] for p in order], self.params))
+            matrix = gloss.passage_matrix([self._rows[p][2] for p in order], self.params)
+            self._matrix = (order, matrix, [t for p in order for t in self._rows[p][3]])
         return self._matrix
 
     def _load(self) -> None:
@@ -137,14 +156,20 @@ class DictionaryViews:
                 ids, counts, sizes = z["ids"].astype(np.int32), z["counts"], z["sizes"]
             ends = np.cumsum(sizes)
             passages = [(ids[e - n : e], counts[e - n : e]) for e, n in zip(ends, sizes, strict=True)]
+            texts = [str(t) for t in meta["texts"]]
             rows: dict[str, Row] = {}
             at = 0
             for path, digest, language, n in zip(
                 meta["paths"], meta["hashes"], meta["languages"], meta["passages"], strict=True
             ):
-                rows[str(path)] = (str(digest), str(language), passages[at : at + int(n)])
+                rows[str(path)] = (
+                    str(digest),
+                    str(language),
+                    passages[at : at + int(n)],
+                    texts[at : at + int(n)],
+                )
                 at += int(n)
-            if at == len(passages):
+            if at == len(passages) == len(texts):
                 self._rows = rows
         except (OSError, ValueError, KeyError, TypeError):
             self._rows = {}  # missing or unreadable: the next sync glosses everything again
@@ -159,6 +184,7 @@ class DictionaryViews:
             "hashes": [self._rows[p][0] for p in order],
             "languages": [self._rows[p][1] for p in order],
             "passages": [len(self._rows[p][2]) for p in order],
+            "texts": [t for p in order for t in self._rows[p][3]],
         }
         empty = (np.zeros(0, np.int16), np.zeros(0, np.float32))
         tmp = self.path.with_name(self.path.name + ".tmp.npz")

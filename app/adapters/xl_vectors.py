@@ -109,6 +109,10 @@ class CrossLanguageVectors:
             return {}
         return self.score_vectors(self.query_vectors(query), language, paths)
 
+    def evidence(self, query: str, paths: Sequence[str]) -> dict[str, str]:
+        """No passage texts are stored with the vectors: the extractive reason is found lexically."""
+        return {}
+
     def query_vectors(self, query: str) -> np.ndarray:
         """The query's passage vectors (EmbeddingError when they cannot be made)."""
         return embed_texts(self._ef, query_passages(query) or [query[:PASSAGE_CHARS]])

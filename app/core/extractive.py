@@ -176,7 +176,10 @@ def pick_extractive(
     for index, cand in qualified:
         if len(picks) >= limit:
             break
-        reason = best_sentence(summary_passages(cand.adr), query_terms)
+        # An ADR in another language shares few terms with the proposal: its summary sentence closest
+        # to the passage the cross-language scorer matched (same language, so the terms meet) says why.
+        terms = _terms(cand.cross_language_evidence) if cand.cross_language_evidence else query_terms
+        reason = best_sentence(summary_passages(cand.adr), terms)
         source: Literal["proposal", "candidate"] = "candidate"
         if reason is None:
             prose = [p for p in own if p.kind in _PROSE]

@@ -84,6 +84,7 @@ class DocScores:
     title: float = 0.0  # title coverage in [0, 1]
     cross_language: bool = False  # the document is in another language than the query
     cross_language_score: float | None = None  # the multilingual channel's score; None: not scored
+    cross_language_evidence: str | None = None  # the passage of the ADR that score rests on, if known
 
 
 @dataclass(frozen=True)
@@ -124,6 +125,7 @@ def fuse(scores: Sequence[DocScores], params: FusionParams, *, dense_failed: boo
                 why="",
                 title_match=s.title,
                 cross_language=s.cross_language,
+                cross_language_evidence=s.cross_language_evidence,
             )
         )
     out.sort(key=lambda c: (-c.fused, c.adr.path))

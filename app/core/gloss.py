@@ -158,17 +158,29 @@ def _query_row(row: Sparse, weights: np.ndarray, dims: int) -> np.ndarray:
     return q / norm if norm > 0 else q
 
 
-def document_scores(
+def passage_scores(
     query_passages: Sequence[Sparse], matrix: PassageMatrix, params: GlossParams
 ) -> np.ndarray:
-    """Per document the mean of its top_k passage-pair cosines with the query (0 without passages)."""
-    out = np.zeros(matrix.n_docs, dtype=np.float32)
-    if not query_passages or not len(matrix.owner):
-        return out
-    best = np.zeros(len(matrix.owner), dtype=np.float64)  # per document passage its best query passage
+    """Per passage of the matrix its best cosine with any of the query's passages."""
+    best = np.zeros(len(matrix.owner), dtype=np.float64)
     for row in query_passages:
         q = _query_row(row, matrix.weights, params.dims)
         np.maximum(best, _row_sums(q[matrix.ids] * matrix.values, matrix.starts), out=best)
+    return best
+
+
+def document_scores(
+    query_passages: Sequence[Sparse],
+    matrix: PassageMatrix,
+    params: GlossParams,
+    best: np.ndarray | None = None,
+) -> np.ndarray:
+    """Per document the mean of its top_k passage-pair cosines with the query (0 without passages);
+    `best`: passage_scores, when the caller has them already."""
+    out = np.zeros(matrix.n_docs, dtype=np.float32)
+    if not query_passages or not len(matrix.owner):
+        return out
+    best = passage_scores(query_passages, matrix, params) if best is None else best
     order = np.lexsort((-best, matrix.owner))  # by document, best first within it
     owner, best = matrix.owner[order], best[order]
     start = np.searchsorted(owner, owner, side="left")
@@ -176,6 +188,19 @@ def document_scores(
     sums = np.bincount(owner[keep], weights=best[keep], minlength=matrix.n_docs)
     counts = np.bincount(owner[keep], minlength=matrix.n_docs)
     np.divide(sums, np.maximum(counts, 1), out=out, casting="unsafe")
+    return out
+
+
+def best_passage(best: np.ndarray, matrix: PassageMatrix) -> np.ndarray:
+    """Per document the index of its best-matching passage in the matrix (-1: none, or none matched):
+    what a reader is shown as the reason a cross-language candidate is there."""
+    out = np.full(matrix.n_docs, -1, dtype=np.int64)
+    order = np.lexsort((-best, matrix.owner))
+    first = np.ones(len(order), dtype=bool)
+    first[1:] = matrix.owner[order][1:] != matrix.owner[order][:-1]
+    top = order[first]
+    matched = best[top] > 0
+    out[matrix.owner[top][matched]] = top[matched]
     return out
 
 

@@ -42,6 +42,7 @@ class Candidate:
     why: str  # human-readable reason for qualified / not
     title_match: float = 0.0  # IDF-weighted share of the candidate's title terms found in the query
     cross_language: bool = False  # written in another language than the query
+    cross_language_evidence: str | None = None  # its passage the cross-language scorer matched best
 
 
 @dataclass(frozen=True)

@@ -24,6 +24,7 @@ from app.adapters.index_open import Synced, ensure_synced, open_index_for
 from app.adapters.xl_channel import multilingual_available, xl_wanted
 from app.config import RetrievalConfig
 from app.core.adr import parse_adr
+from app.core.results import Candidate
 from app.pipeline.recall import search_query
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -218,14 +219,18 @@ def test_only_new_or_changed_adrs_are_embedded_again(tmp_path: Path, monkeypatch
 
 
 def _top5(tmp_path: Path, proposal: str, scorer: str = "dictionary") -> tuple[list[str], list[str]]:
+    top = _candidates(tmp_path, proposal, scorer)
+    return [c.adr.adr_id for c in top], [c.adr.adr_id for c in top if c.why.endswith("(cross-language slot)")]
+
+
+def _candidates(tmp_path: Path, proposal: str, scorer: str = "dictionary") -> list[Candidate]:
     # the example folder mixes English and Japanese: auto turns the channel on
     config = RetrievalConfig(multilingual="auto", cross_language_scorer=scorer)
     index = open_index_for(EXAMPLES / "adr", tmp_path / "store", config=config)
     ensure_synced(index, EXAMPLES / "adr")
     assert index.xl_active
     prop = parse_adr(proposal, (EXAMPLES / "proposals" / proposal).read_bytes())
-    top = index.search(search_query(prop), top_n=5).candidates  # what `recall` searches with
-    return [c.adr.adr_id for c in top], [c.adr.adr_id for c in top if c.why.endswith("(cross-language slot)")]
+    return list(index.search(search_query(prop), top_n=5).candidates)  # what `recall` searches with
 
 
 @pytest.mark.multilingual
@@ -235,6 +240,12 @@ def test_the_english_kafka_proposal_reaches_the_japanese_retention_adr(tmp_path:
     top, slotted = _top5(tmp_path, "0008-adopt-kafka-for-order-events.md")
     assert "ADR-0006" in top and "ADR-0006" in slotted
     assert top[:3] == ["ADR-0005", "ADR-0002", "ADR-0001"]  # the strong English ones keep their places
+    # what it rests on: one of its own passages about personal data, verbatim, for the reason shown
+    (adr_0006,) = [
+        c for c in _candidates(tmp_path / "again", "0008-adopt-kafka-for-order-events.md") if c.cross_language
+    ]
+    evidence = adr_0006.cross_language_evidence
+    assert evidence and evidence in adr_0006.adr.text.replace("**", "") and "電話番号" in evidence
 
 
 @pytest.mark.multilingual

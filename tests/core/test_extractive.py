@@ -158,3 +158,38 @@ def test_every_extractive_reason_on_the_fixture_corpora_verifies_as_a_passage() 
             if not check_quote(pick.reason, source).ok:
                 failures.append((here.name, pick.reason))
     assert failures == []
+
+
+JA_RETENTION = (
+    "# ADR-0006: ログ保持期間\n\n## 決定\n\n"
+    "ログを 3 種類に分け、保持期間を統一する。\n\n"
+    "- 氏名・住所・電話番号はアプリケーションログに出力しない。\n"
+    "- 個人情報をイベントバスに載せる場合は保持期間と削除方法を明記する。\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("evidence", "expected"),
+    [
+        # the scorer matched the event-bus rule: its sentence is the reason, not the first one
+        (
+            "個人情報をイベントバスに載せる場合は保持期間と削除方法を明記する。",
+            "個人情報をイベントバスに載せる場合は保持期間と削除方法を明記する。",
+        ),
+        (
+            "氏名・住所・電話番号はアプリケーションログに出力しない。",
+            "氏名・住所・電話番号はアプリケーションログに出力しない。",
+        ),
+        # no evidence: the proposal's terms, which an English query barely shares (the first sentence)
+        (None, "ログを 3 種類に分け、保持期間を統一する。"),
+    ],
+)
+def test_a_cross_language_candidate_is_cited_with_the_sentence_its_match_rests_on(
+    evidence: str | None, expected: str
+) -> None:
+    cand = replace(
+        candidate("0006-log.md", JA_RETENTION, 1.0), cross_language=True, cross_language_evidence=evidence
+    )
+    picks = pick_extractive([cand], "Order events carry the delivery address and phone number, kept forever.")
+    assert [p.reason for p in picks] == [expected]
+    assert check_quote(picks[0].reason, passages_of(cand.adr)).ok

@@ -133,3 +133,19 @@ def test_scores_are_relative_to_the_best_same_language_document(
     scores: list[float], same: list[bool], expected: list[float]
 ) -> None:
     assert g.relative(scores, same) == pytest.approx(expected)
+
+
+def test_the_best_passage_of_each_document_is_the_one_that_matched() -> None:
+    params = g.GlossParams(min_terms=1, ngram=0, dims=4096)
+    docs = [
+        [g.sparse(["cache", "expiry"], params), g.sparse(["personal", "data", "retention"], params)],
+        [g.sparse(["kafka", "topic"], params)],
+        [],
+    ]
+    m = g.passage_matrix(docs, params)
+    best = g.passage_scores([g.sparse(["retention", "personal"], params)], m, params)
+    assert list(g.best_passage(best, m)) == [1, -1, -1]  # nothing matched in doc 1; doc 2 has no passage
+    np.testing.assert_allclose(
+        g.document_scores([g.sparse(["retention", "personal"], params)], m, params, best),
+        g.document_scores([g.sparse(["retention", "personal"], params)], m, params),
+    )
