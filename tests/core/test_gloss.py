@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from app.core import gloss as g
 
@@ -149,3 +151,28 @@ def test_the_best_passage_of_each_document_is_the_one_that_matched() -> None:
         g.document_scores([g.sparse(["retention", "personal"], params)], m, params, best),
         g.document_scores([g.sparse(["retention", "personal"], params)], m, params),
     )
+
+
+_JA_TEXT = st.text(
+    alphabet=st.sampled_from("住所電話番号保持期間無期限のとキャッシュ未知 .AZaz0"), max_size=80
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(_JA_TEXT)
+def test_segmentation_takes_only_dictionary_words_in_order(run: str) -> None:
+    words = g.segment(run, LEX)
+    assert all(w in LEX for w in words) and "の" not in words and "と" not in words
+    at = 0
+    for w in words:  # each word is found after the previous one: nothing is read twice
+        at = run.index(w, at) + len(w)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(max_size=200), st.booleans())
+def test_any_text_gets_a_view_and_sparse_rows_without_error(text: str, japanese: bool) -> None:
+    params = g.GlossParams(min_terms=1)
+    for view in g.views([text], japanese, LEX, params):
+        ids, counts = g.sparse(view, params)
+        assert len(ids) == len(counts) and np.all(np.diff(ids) > 0) and np.all(counts >= 1)
+        assert ids.min() >= 0 and ids.max() < params.dims
