@@ -34,6 +34,7 @@ log = logging.getLogger("adr_review.index")
 
 NAME = "dictionary"
 FORMAT = "adr-review-xl-dict/2"
+PRELOAD_AFTER = 60  # Japanese ADRs to gloss in one sync before the whole lexicon is read at once
 MISSING = "the JMdict dictionary (jamdict-data) is not installed: pip install 'adr-review[multilingual]'"
 
 # content hash, language, its compared passages' feature counts, and their text (the evidence shown)
@@ -89,10 +90,13 @@ class DictionaryViews:
         if not todo and len(self._rows) == len(adrs):
             return 0
         lexicon: gloss.Lexicon = {}
-        if any(a.language == "ja" for a in todo):
+        japanese = sum(1 for a in todo if a.language == "ja")
+        if japanese:
             got = load_lexicon()
             if got is None:
                 raise EmbeddingError(MISSING)
+            if japanese > PRELOAD_AFTER:
+                got.preload()  # ~0.7 s once, against ~11 ms of lookups per ADR
             lexicon = got
         elif lexicon_version() is None:
             raise EmbeddingError(MISSING)  # a later Japanese query would need it

@@ -50,13 +50,30 @@ def test_load_builds_once_into_the_cache(tmp_path: Path, monkeypatch: pytest.Mon
     fake.__version__ = "9.9"  # type: ignore[attr-defined]
     monkeypatch.setitem(sys.modules, "jamdict_data", fake)
     monkeypatch.setattr(gloss_lexicon, "jmdict_available", lambda: True)
+    monkeypatch.setattr(gloss_lexicon, "_LOADED", {})
     first = gloss_lexicon.load_lexicon(tmp_path / "cache")
-    assert first is not None and first["期間"] == ["period"]
-    assert (tmp_path / "cache" / "jmdict-gloss-9.9.json.gz").is_file()
+    assert first is not None and list(first["期間"]) == ["period"] and "未知" not in first
+    assert (tmp_path / "cache" / "jmdict-gloss-9.9.sqlite").is_file()
     assert gloss_lexicon.load_lexicon(tmp_path / "cache") is first  # once per process
     gloss_lexicon._LOADED.clear()
     (tmp_path / "j.db").unlink()  # a new process reads only the cached file
-    assert gloss_lexicon.load_lexicon(tmp_path / "cache") == first
+    again = gloss_lexicon.load_lexicon(tmp_path / "cache")
+    assert again is not None and dict(again) == {k: list(v) for k, v in first.items()} and len(again) == 4
+    again.preload()  # every form in memory: the same answers, unknown forms still unknown
+    assert list(again["住所"]) == ["address (e.g. of house)", "residence"] and "未知" not in again
+
+
+def test_a_damaged_cache_file_is_built_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    fake = types.ModuleType("jamdict_data")
+    fake.JAMDICT_DB_PATH = str(_fixture_db(tmp_path / "j.db"))  # type: ignore[attr-defined]
+    fake.__version__ = "9.9"  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "jamdict_data", fake)
+    monkeypatch.setattr(gloss_lexicon, "jmdict_available", lambda: True)
+    monkeypatch.setattr(gloss_lexicon, "_LOADED", {})
+    (tmp_path / "cache").mkdir()
+    (tmp_path / "cache" / "jmdict-gloss-9.9.sqlite").write_bytes(b"not a database")
+    lex = gloss_lexicon.load_lexicon(tmp_path / "cache")
+    assert lex is not None and list(lex["期間"]) == ["period"]
 
 
 def test_without_jamdict_data_there_is_no_lexicon(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
