@@ -286,7 +286,7 @@ class LazyGitHub:
 def folder_cache(cache: Path, rep: Any, notify: Any, index_factory: IndexFactory) -> FolderCache:
     """The run's ADR folders: blobs from the cache folder (downloaded once), indexes inside it."""
     from app.adapters.remote_folder import DiskBlobCache, load_remote_folder
-    from app.entrypoints.workflow_commands import sync_line
+    from app.entrypoints.workflow_commands import report_sync
     from app.pipeline.keys import index_slot
 
     blobs = DiskBlobCache(cache / "blobs")
@@ -294,5 +294,5 @@ def folder_cache(cache: Path, rep: Any, notify: Any, index_factory: IndexFactory
         lambda g, r, ref, d: load_remote_folder(g, r, ref, d, blobs),
         lambda r, d, config: index_factory(cache / "index" / index_slot(r, d), config),
         notify=notify,
-        on_synced=lambda d, ref, s: rep.line(sync_line(d, ref, s, blobs.downloaded)),
+        on_synced=lambda d, ref, s: report_sync(rep, d, ref, s, blobs.downloaded),
     )

@@ -128,6 +128,14 @@ def sync_line(adr_dir: str, ref: str, s: SyncReport, downloaded: int) -> str:
     )
 
 
+def report_sync(reporter: Reporter, adr_dir: str, ref: str, s: SyncReport, downloaded: int) -> None:
+    """The index line, then each problem the sync met (a model that failed, a missing extra) as a
+    warning the run's page shows: retrieval went on without it, and the user should know why."""
+    reporter.line(sync_line(adr_dir, ref, s, downloaded))
+    for problem in s.errors:
+        reporter.annotate("warning", problem, title=f"adr-review index {adr_dir or '/'}")
+
+
 def published_line(out: Published, run_key: str, dry: bool) -> str:
     if out.result == "unchanged":
         return f"adr-review: {out.path}: comment already up to date ({run_key}); nothing recomputed."

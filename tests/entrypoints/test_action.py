@@ -42,16 +42,17 @@ COMMAND_COMMENT_ID = 492700400  # the recorded issue_comment's id
 class KeywordIndex:
     """The AdrIndex port by shared tokens: enough for recall to have candidates to cite."""
 
-    def __init__(self) -> None:
+    def __init__(self, problems: tuple[str, ...] = ()) -> None:
         self.adrs: dict[str, Any] = {}
         self.syncs = 0
+        self.problems = problems  # what a real sync reports and goes on without
 
     def sync(self, adrs: Any) -> SyncReport:
         self.syncs += 1
         new = {a.path: a for a in adrs}
         added = len(new.keys() - self.adrs.keys())
         self.adrs = new
-        return SyncReport(added, 0, 0, len(new) - added, (), 0.0, "keyword-fake")
+        return SyncReport(added, 0, 0, len(new) - added, self.problems, 0.0, "keyword-fake")
 
     def search(
         self, query: str, *, top_n: int = 20, exclude_paths: Any = frozenset(), pool: Any = None
@@ -110,6 +111,7 @@ class Harness:
     llm_keys: list[str | None] = field(default_factory=list)
     indexes: dict[Path, KeywordIndex] = field(default_factory=dict)
     index_error: Exception | None = None
+    index_problems: tuple[str, ...] = ()
 
     def run(
         self,
@@ -183,7 +185,7 @@ class Harness:
         self.index_opens.append(path)
         if self.index_error is not None:
             raise self.index_error
-        return self.indexes.setdefault(path, KeywordIndex())
+        return self.indexes.setdefault(path, KeywordIndex(self.index_problems))
 
     # -- what GitHub holds
 
@@ -367,6 +369,19 @@ def test_an_index_that_cannot_be_opened_degrades_the_review_not_the_run(h: Harne
     (comment,) = h.adr_comments()
     assert "disk full" in comment["body"]  # the comment says what degraded
     assert h.llm.count("recall-pre-gate") == 0 and h.llm.count("blindspot-judge") == 1
+
+
+def test_what_the_index_sync_went_on_without_is_a_warning_on_the_run(h: Harness) -> None:
+    missing = (
+        "this folder mixes en and ja ADRs: cross-language recall (dictionary) needs its extra "
+        "(pip install 'adr-review[multilingual]'); continuing without it (offline-hash, BM25, titles)"
+    )
+    h.index_problems = (missing,)
+    open_pr(h)
+    r = h.run("pull_request", "pull_request__opened.payload.json")
+    assert r.code == 0, r.stdout
+    assert "::warning title=adr-review index docs/adr::this folder mixes en and ja ADRs" in r.stdout
+    assert len(h.adr_comments()) == 1  # the review itself went on
 
 
 def test_rate_limited_then_ok_is_retried(h: Harness) -> None:
