@@ -583,6 +583,21 @@ def test_cli_offline_review_of_the_english_example(cli: Any, no_key: None) -> No
     assert "Recall**: failed" not in body
 
 
+def test_cli_review_says_what_the_index_went_on_without(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path, no_key: None
+) -> None:
+    from app.adapters import xl_channel
+    from app.cli import main
+
+    monkeypatch.setattr(xl_channel, "multilingual_available", lambda scorer: False)  # no extra
+    monkeypatch.chdir(ROOT)
+    rc = main(["review", KAFKA, "--adr-dir", "examples/adr", "--offline", "--index-dir", str(tmp_path)])
+    captured = capsys.readouterr()
+    assert rc == 0 and "## 📐 ADR review" in captured.out
+    assert "warning: this folder mixes en and ja ADRs" in captured.err
+    assert "adr-review[multilingual]" in captured.err
+
+
 def test_cli_without_a_key_reviews_the_japanese_example_in_japanese(cli: Any, no_key: None) -> None:
     rc, body = cli(REDIS, "--adr-dir", "examples/adr")
     assert rc == 0

@@ -168,6 +168,8 @@ def _index(
         _report_parse_errors(errors)
         return UnavailableIndex(f"the ADR index could not be opened ({type(exc).__name__}: {exc})"), folder
     _report_parse_errors(synced.parse_errors)
+    for problem in synced.report.errors:  # what the index went on without (a model, an extra)
+        print(f"{PROG}: warning: {problem}", file=sys.stderr)
     return index, synced.adrs
 
 
