@@ -14,10 +14,8 @@ language trails far behind; for a proposal that cites across languages it does n
 
 from __future__ import annotations
 
-import contextlib
 import json
 import logging
-import os
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict
 from pathlib import Path
@@ -26,6 +24,7 @@ import numpy as np
 
 from app.adapters.embeddings import EmbeddingError
 from app.adapters.gloss_lexicon import lexicon_version, load_lexicon
+from app.adapters.npz_file import read_npz, write_npz
 from app.core import gloss
 from app.core.adr import Adr
 from app.core.adr.reader import reader_blocks, text_reader_blocks
@@ -152,12 +151,12 @@ class DictionaryViews:
         if self._loaded:
             return
         self._loaded = True
+        got = read_npz(self.path, FORMAT, self.config)
+        if got is None:
+            return  # missing or unreadable: the next sync glosses everything again
+        meta, z = got
         try:
-            with np.load(self.path, allow_pickle=False) as z:
-                meta = json.loads(str(z["meta"]))
-                if meta.get("format") != FORMAT or meta.get("config") != self.config:
-                    return
-                ids, counts, sizes = z["ids"].astype(np.int32), z["counts"], z["sizes"]
+            ids, counts, sizes = z["ids"].astype(np.int32), z["counts"], z["sizes"]
             ends = np.cumsum(sizes)
             passages = [(ids[e - n : e], counts[e - n : e]) for e, n in zip(ends, sizes, strict=True)]
             texts = [str(t) for t in meta["texts"]]
@@ -173,10 +172,10 @@ class DictionaryViews:
                     texts[at : at + int(n)],
                 )
                 at += int(n)
-            if at == len(passages) == len(texts):
-                self._rows = rows
-        except (OSError, ValueError, KeyError, TypeError):
-            self._rows = {}  # missing or unreadable: the next sync glosses everything again
+        except (ValueError, KeyError, TypeError):
+            return
+        if at == len(passages) == len(texts):
+            self._rows = rows
 
     def _save(self) -> None:
         order = sorted(self._rows)
@@ -190,19 +189,16 @@ class DictionaryViews:
             "passages": [len(self._rows[p][2]) for p in order],
             "texts": [t for p in order for t in self._rows[p][3]],
         }
-        empty = (np.zeros(0, np.int16), np.zeros(0, np.float32))
-        tmp = self.path.with_name(f"{self.path.name}.{os.getpid()}.tmp.npz")  # two syncs may race
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            np.savez_compressed(
-                tmp,
-                meta=np.array(json.dumps(meta)),
-                ids=np.concatenate([r[0] for r in passages]).astype(np.int16) if passages else empty[0],
-                counts=np.concatenate([r[1] for r in passages]).astype(np.float32) if passages else empty[1],
-                sizes=np.asarray([len(r[0]) for r in passages], dtype=np.int64),
-            )
-            os.replace(tmp, self.path)
-        except OSError as exc:
-            log.warning("cross-language views not written (%s): the next sync glosses them again", exc)
-            with contextlib.suppress(OSError):
-                tmp.unlink()
+        write_npz(
+            self.path,
+            meta,
+            "cross-language views",
+            compressed=True,
+            ids=np.concatenate([r[0] for r in passages]).astype(np.int16)
+            if passages
+            else np.zeros(0, np.int16),
+            counts=np.concatenate([r[1] for r in passages]).astype(np.float32)
+            if passages
+            else np.zeros(0, np.float32),
+            sizes=np.asarray([len(r[0]) for r in passages], dtype=np.int64),
+        )

@@ -20,10 +20,7 @@ tuning half of the translated queries with the native ones; the other half is re
 
 from __future__ import annotations
 
-import contextlib
-import json
 import logging
-import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,6 +28,7 @@ from pathlib import Path
 import numpy as np
 
 from app.adapters.embeddings import USEM3, embed_texts, fingerprint, make_multilingual_function
+from app.adapters.npz_file import read_npz, write_npz
 from app.core.adr import Adr
 from app.core.xl_units import PASSAGE_CHARS, adr_passages, passages_key, query_passages
 
@@ -164,21 +162,21 @@ class CrossLanguageVectors:
         if self._loaded:
             return
         self._loaded = True
-        try:
-            with np.load(self.path, allow_pickle=False) as z:
-                meta = json.loads(str(z["meta"]))
-                if meta.get("format") != FORMAT or meta.get("config") != self.config:
-                    return
-                vectors, offsets = z["vectors"], z["offsets"]
-                sizes = np.diff(offsets)
-                rows = [
-                    (str(p), str(h), str(lang), vectors[int(lo) : int(lo) + int(n)])
-                    for p, h, lang, lo, n in zip(
-                        meta["paths"], meta["hashes"], meta["languages"], offsets[:-1], sizes, strict=True
-                    )
-                ]
-        except (OSError, ValueError, KeyError, TypeError):
+        got = read_npz(self.path, FORMAT, self.config)
+        if got is None:
             return  # missing or unreadable: the next sync embeds everything again
+        meta, z = got
+        try:
+            vectors, offsets = z["vectors"], z["offsets"]
+            sizes = np.diff(offsets)
+            rows = [
+                (str(p), str(h), str(lang), vectors[int(lo) : int(lo) + int(n)])
+                for p, h, lang, lo, n in zip(
+                    meta["paths"], meta["hashes"], meta["languages"], offsets[:-1], sizes, strict=True
+                )
+            ]
+        except (ValueError, KeyError, TypeError):
+            return
         self._set(rows)
 
     def _save(self) -> None:
@@ -189,15 +187,7 @@ class CrossLanguageVectors:
             "hashes": self._hashes,
             "languages": self._languages,
         }
-        tmp = self.path.with_name(f"{self.path.name}.{os.getpid()}.tmp.npz")  # two syncs may race
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            np.savez(tmp, meta=np.array(json.dumps(meta)), vectors=self._vectors, offsets=self._offsets)
-            os.replace(tmp, self.path)
-        except OSError as exc:
-            log.warning("cross-language vectors not written (%s): the next sync embeds them again", exc)
-            with contextlib.suppress(OSError):
-                tmp.unlink()
+        write_npz(self.path, meta, "cross-language vectors", vectors=self._vectors, offsets=self._offsets)
 
 
 def _unit(x: np.ndarray) -> np.ndarray:

@@ -44,13 +44,18 @@ def test_build_keeps_the_first_english_glosses_of_the_first_sense(tmp_path: Path
     }
 
 
-def test_load_builds_once_into_the_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def _fake_jamdict(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An installed `jamdict_data` whose database is the fixture, and no lexicon loaded yet."""
     fake = types.ModuleType("jamdict_data")
     fake.JAMDICT_DB_PATH = str(_fixture_db(tmp_path / "j.db"))  # type: ignore[attr-defined]
     fake.__version__ = "9.9"  # type: ignore[attr-defined]
     monkeypatch.setitem(sys.modules, "jamdict_data", fake)
     monkeypatch.setattr(gloss_lexicon, "jmdict_available", lambda: True)
     monkeypatch.setattr(gloss_lexicon, "_LOADED", {})
+
+
+def test_load_builds_once_into_the_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _fake_jamdict(tmp_path, monkeypatch)
     first = gloss_lexicon.load_lexicon(tmp_path / "cache")
     assert first is not None and list(first["期間"]) == ["period"] and "未知" not in first
     assert (tmp_path / "cache" / "jmdict-gloss-9.9.sqlite").is_file()
@@ -64,12 +69,7 @@ def test_load_builds_once_into_the_cache(tmp_path: Path, monkeypatch: pytest.Mon
 
 
 def test_a_damaged_cache_file_is_built_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    fake = types.ModuleType("jamdict_data")
-    fake.JAMDICT_DB_PATH = str(_fixture_db(tmp_path / "j.db"))  # type: ignore[attr-defined]
-    fake.__version__ = "9.9"  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "jamdict_data", fake)
-    monkeypatch.setattr(gloss_lexicon, "jmdict_available", lambda: True)
-    monkeypatch.setattr(gloss_lexicon, "_LOADED", {})
+    _fake_jamdict(tmp_path, monkeypatch)
     (tmp_path / "cache").mkdir()
     (tmp_path / "cache" / "jmdict-gloss-9.9.sqlite").write_bytes(b"not a database")
     lex = gloss_lexicon.load_lexicon(tmp_path / "cache")

@@ -1,0 +1,45 @@
+"""One file of arrays beside the index with a JSON meta record: read only when its format and
+configuration match, written atomically (a temporary file per process, then a rename), so a crash
+or two racing syncs leave either the old file or the new one, never half of either."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import os
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+log = logging.getLogger("adr_review.index")
+
+
+def read_npz(path: Path, format_: str, config: str) -> tuple[dict[str, Any], dict[str, np.ndarray]] | None:
+    """(meta, arrays), or None when the file is missing, unreadable or made for another format or
+    configuration (the caller then computes everything again)."""
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            meta = json.loads(str(z["meta"]))
+            if not isinstance(meta, dict) or meta.get("format") != format_ or meta.get("config") != config:
+                return None
+            return meta, {k: z[k] for k in z.files if k != "meta"}
+    except (OSError, ValueError, KeyError, TypeError, EOFError):
+        return None
+
+
+def write_npz(
+    path: Path, meta: dict[str, Any], what: str, *, compressed: bool = False, **arrays: np.ndarray
+) -> None:
+    """Write atomically; a failure is a warning (`what` names the data: the next sync computes it again)."""
+    tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp.npz")
+    named: dict[str, Any] = {"meta": np.array(json.dumps(meta)), **arrays}
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        (np.savez_compressed if compressed else np.savez)(tmp, **named)
+        os.replace(tmp, path)
+    except OSError as exc:
+        log.warning("%s not written (%s): the next sync computes them again", what, exc)
+        with contextlib.suppress(OSError):
+            tmp.unlink()
