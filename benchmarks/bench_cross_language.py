@@ -158,7 +158,7 @@ def measure(
         xl: dict[str, dict[str, float]] = {}
         for scorer, index in indexes.items():
             t = time.perf_counter()
-            xl[scorer] = index._xl.scores(q.text, q.language, other, same) if other else {}
+            xl[scorer] = dict(index._xl.score(q.text, q.language, other, same).scores) if other else {}
             spent[scorer] += time.perf_counter() - t
         rows.append((q, base, xl))
     for scorer in SCORERS:

@@ -91,6 +91,8 @@ class SqliteLexicon(Mapping[str, Sequence[str]]):
                 row = self._db.execute("SELECT glosses FROM forms WHERE form = ?", (form,)).fetchone()
             got = row[0].split(_SEP) if row else None
             self._known[form] = got
+            if len(self._known) > _MOST_KNOWN:
+                self.preload()  # a long-lived process: the whole lexicon, then misses are not kept
         if got is None:
             raise KeyError(form)
         return got
@@ -115,6 +117,7 @@ class SqliteLexicon(Mapping[str, Sequence[str]]):
 
 
 _SEP = "\x1f"
+_MOST_KNOWN = 400_000  # answers kept (misses too) before the lexicon is read whole: memory stays bounded
 _LOADED: dict[Path, SqliteLexicon] = {}
 
 

@@ -23,7 +23,7 @@ from app.adapters.embeddings import EmbeddingError, embed_texts
 from app.adapters.index_mirror import IndexMirror
 from app.adapters.xl_channel import CrossLanguageScorer
 from app.core.adr import Adr
-from app.core.fusion import DocScores, FusionParams, Ranking, empty_result, fuse, rank
+from app.core.fusion import CrossLanguageMatch, DocScores, FusionParams, Ranking, empty_result, fuse, rank
 from app.core.lexical import Bm25Params, LexicalIndex, TermCounts
 from app.core.results import RetrievalResult
 from app.core.text import is_japanese, search_tokens
@@ -173,7 +173,6 @@ class IndexSearch:
             [adrs[i].path for i in scope if adrs[i].language == language],
             diagnostics,
         )
-        evidence = self._xl.evidence(query, list(xl)) if xl else {}
         scores = [
             DocScores(
                 adr=adrs[i],
@@ -181,8 +180,8 @@ class IndexSearch:
                 bm25=bm25[i],
                 title=title[i],
                 cross_language=adrs[i].language != language,
-                cross_language_score=xl.get(adrs[i].path),
-                cross_language_evidence=evidence.get(adrs[i].path),
+                cross_language_score=xl.scores.get(adrs[i].path),
+                cross_language_evidence=xl.evidence.get(adrs[i].path),
             )
             for i in scope
         ]
@@ -195,21 +194,21 @@ class IndexSearch:
         paths: Sequence[str],
         same_paths: Sequence[str],
         diagnostics: dict[str, Any],
-    ) -> dict[str, float]:
+    ) -> CrossLanguageMatch:
         """The cross-language scorer's scores of the other-language ADRs in scope (none: nothing to do)."""
         if not self.xl_active or not paths:
-            return {}
+            return CrossLanguageMatch()
         t = time.perf_counter()
         try:
-            scores = self._xl.scores(query, language, paths, same_paths)
+            match = self._xl.score(query, language, paths, same_paths)
         except EmbeddingError as exc:
             warning = f"cross-language channel ({self._xl.model}) failed; no cross-language slots: {exc}"
             diagnostics.setdefault("warnings", []).append(warning)
             log.warning("%s", warning)
-            return {}
+            return CrossLanguageMatch()
         diagnostics["timings_ms"]["cross_language"] = round((time.perf_counter() - t) * 1000, 1)
-        diagnostics["cross_language_scored"] = len(scores)
-        return scores
+        diagnostics["cross_language_scored"] = len(match.scores)
+        return match
 
     def _dense(self, query: str, paths: Sequence[str]) -> tuple[dict[str, float], str | None]:
         """The dense channel: each ADR's chunk cosines with the query pooled (best chunk, or the soft

@@ -24,6 +24,7 @@ from app.adapters.xl_dictionary import NAME as DICTIONARY
 from app.adapters.xl_dictionary import DictionaryViews
 from app.adapters.xl_vectors import CrossLanguageVectors, XlScoring
 from app.core.adr import Adr
+from app.core.fusion import CrossLanguageMatch
 
 Multilingual = Literal["auto", "on", "off"]  # retrieval.multilingual
 INSTALL = "pip install 'adr-review[multilingual]'"
@@ -43,11 +44,9 @@ class CrossLanguageScorer(Protocol):
 
     def sync(self, adrs: Sequence[Adr]) -> int: ...
 
-    def scores(
+    def score(
         self, query: str, language: str, paths: Sequence[str], same_paths: Sequence[str] = ()
-    ) -> dict[str, float]: ...
-
-    def evidence(self, query: str, paths: Sequence[str]) -> dict[str, str]: ...
+    ) -> CrossLanguageMatch: ...
 
 
 def scorer_gates(scorer: str) -> tuple[float, float | None]:

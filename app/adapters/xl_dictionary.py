@@ -28,6 +28,7 @@ from app.adapters.npz_file import read_npz, write_npz
 from app.core import gloss
 from app.core.adr import Adr
 from app.core.adr.reader import reader_blocks, text_reader_blocks
+from app.core.fusion import CrossLanguageMatch
 
 log = logging.getLogger("adr_review.index")
 
@@ -44,13 +45,8 @@ def adr_rows(
     adr: Adr, lexicon: gloss.Lexicon, params: gloss.GlossParams
 ) -> tuple[list[gloss.Sparse], list[str]]:
     blocks = [(b.kind, b.text) for b in reader_blocks(adr)]
-    japanese = adr.language == "ja"
-    kept = [
-        (t, v)
-        for t in gloss.passages(blocks, adr.title)
-        if (v := gloss.views([t], japanese, lexicon, params))
-    ]
-    return [gloss.sparse(v[0], params) for _t, v in kept], [t for t, _v in kept]
+    kept = gloss.views(gloss.passages(blocks, adr.title), adr.language == "ja", lexicon, params)
+    return [gloss.sparse(v, params) for _t, v in kept], [t for t, _v in kept]
 
 
 def query_rows(
@@ -59,7 +55,7 @@ def query_rows(
     blocks = list(text_reader_blocks(text))
     title = next((b.text for b in blocks if b.kind == "heading"), None)
     views = gloss.views(gloss.passages([(b.kind, b.text) for b in blocks], title), japanese, lexicon, params)
-    return [gloss.sparse(v, params) for v in views]
+    return [gloss.sparse(v, params) for _t, v in views]
 
 
 class DictionaryViews:
@@ -73,7 +69,6 @@ class DictionaryViews:
         self.config = json.dumps({"jmdict": lexicon_version(), **asdict(self.params)}, sort_keys=True)
         self._rows: dict[str, Row] = {}
         self._matrix: tuple[list[str], gloss.PassageMatrix, list[str]] | None = None
-        self._evidence: tuple[str, dict[str, str]] = ("", {})  # the last query's best passages
         self._loaded = False
 
     def holds(self, hashes: Mapping[str, str]) -> bool:
@@ -105,16 +100,16 @@ class DictionaryViews:
         self._save()
         return len(todo)
 
-    def scores(
+    def score(
         self, query: str, language: str, paths: Sequence[str], same_paths: Sequence[str] = ()
-    ) -> dict[str, float]:
-        """The relative score of every given (other-language) ADR the file holds; `same_paths`: the
-        same-language ADRs in scope, whose best score is the measure. EmbeddingError when a Japanese
-        query needs the dictionary and it is not installed."""
+    ) -> CrossLanguageMatch:
+        """The relative score of every given (other-language) ADR the file holds, with its passage
+        that matched best; `same_paths`: the same-language ADRs in scope, whose best score is the
+        measure. EmbeddingError when a Japanese query needs the dictionary and it is not installed."""
         self._load()
         wanted = [p for p in paths if p in self._rows]
         if not wanted:
-            return {}
+            return CrossLanguageMatch()
         lexicon: gloss.Lexicon = {}
         if language == "ja":
             got = load_lexicon()
@@ -127,17 +122,13 @@ class DictionaryViews:
         best = gloss.passage_scores(rows, matrix, self.params)
         raw = gloss.document_scores(rows, matrix, self.params, best)
         top = gloss.best_passage(best, matrix)
-        self._evidence = (query, {p: texts[top[at[p]]] for p in wanted if top[at[p]] >= 0})
         same = [p for p in same_paths if p in at]
         scored = [float(raw[at[p]]) for p in same + wanted]
         rel = gloss.relative(scored, [True] * len(same) + [False] * len(wanted))
-        return dict(zip(wanted, rel[len(same) :], strict=True))
-
-    def evidence(self, query: str, paths: Sequence[str]) -> dict[str, str]:
-        """For the query last scored: each given ADR's passage that matched it best (verbatim, what a
-        reader sees), the reason to show for a candidate no lexical channel could see."""
-        last, found = self._evidence
-        return {p: found[p] for p in paths if p in found} if last == query else {}
+        return CrossLanguageMatch(
+            dict(zip(wanted, rel[len(same) :], strict=True)),
+            {p: texts[top[at[p]]] for p in wanted if top[at[p]] >= 0},
+        )
 
     def _passage_matrix(self) -> tuple[list[str], gloss.PassageMatrix, list[str]]:
         """Every stored ADR's passages (the IDF is the folder's), built once per process and content."""

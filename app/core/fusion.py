@@ -88,6 +88,15 @@ class DocScores:
 
 
 @dataclass(frozen=True)
+class CrossLanguageMatch:
+    """What a cross-language scorer measured for one query: a score per other-language document, and
+    for some of them the passage the score rests on (verbatim, to show why)."""
+
+    scores: Mapping[str, float] = field(default_factory=dict)
+    evidence: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
 class Ranking:
     candidates: tuple[Candidate, ...]
     empty_reason: EmptyReason | None

@@ -96,10 +96,12 @@ def features(words: Sequence[str], params: GlossParams) -> list[str]:
     return out
 
 
-def views(passages: Sequence[str], japanese: bool, lexicon: Lexicon, params: GlossParams) -> list[list[str]]:
-    """The English views of the passages worth comparing: those with >= min_terms distinct words."""
-    out = [view(p, japanese, lexicon, params) for p in passages]
-    return [w for w in out if len(set(w)) >= params.min_terms]
+def views(
+    passages: Sequence[str], japanese: bool, lexicon: Lexicon, params: GlossParams
+) -> list[tuple[str, list[str]]]:
+    """(passage, its English view) for the passages worth comparing: >= min_terms distinct words."""
+    out = [(p, view(p, japanese, lexicon, params)) for p in passages]
+    return [(p, w) for p, w in out if len(set(w)) >= params.min_terms]
 
 
 Sparse = tuple[np.ndarray, np.ndarray]  # a passage's hashed feature ids (sorted, unique) and counts

@@ -80,3 +80,16 @@ def test_without_jamdict_data_there_is_no_lexicon(tmp_path: Path, monkeypatch: p
     monkeypatch.setattr(gloss_lexicon, "jmdict_available", lambda: False)
     assert gloss_lexicon.load_lexicon(tmp_path) is None
     assert not any(tmp_path.iterdir())
+
+
+def test_a_long_lived_process_keeps_a_bounded_number_of_answers(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _fake_jamdict(tmp_path, monkeypatch)
+    monkeypatch.setattr(gloss_lexicon, "_MOST_KNOWN", 2)
+    lex = gloss_lexicon.load_lexicon(tmp_path / "cache")
+    assert lex is not None
+    for form in ("未知", "不明", "謎"):  # misses are kept until the bound, then the whole lexicon is read
+        assert form not in lex
+    assert lex._complete and len(lex._known) == 4  # the four forms, no misses
+    assert list(lex["期間"]) == ["period"] and "謎" not in lex

@@ -61,7 +61,7 @@ def test_passages_drop_fields_and_repeats() -> None:
 
 
 def _rows(passages: list[str], japanese: bool, params: g.GlossParams) -> list[g.Sparse]:
-    return [g.sparse(v, params) for v in g.views(passages, japanese, LEX, params)]
+    return [g.sparse(v, params) for _p, v in g.views(passages, japanese, LEX, params)]
 
 
 def test_the_japanese_passage_about_the_same_thing_scores_highest() -> None:
@@ -172,7 +172,7 @@ def test_segmentation_takes_only_dictionary_words_in_order(run: str) -> None:
 @given(st.text(max_size=200), st.booleans())
 def test_any_text_gets_a_view_and_sparse_rows_without_error(text: str, japanese: bool) -> None:
     params = g.GlossParams(min_terms=1)
-    for view in g.views([text], japanese, LEX, params):
+    for _passage, view in g.views([text], japanese, LEX, params):
         ids, counts = g.sparse(view, params)
         assert len(ids) == len(counts) and np.all(np.diff(ids) > 0) and np.all(counts >= 1)
         assert ids.min() >= 0 and ids.max() < params.dims
