@@ -43,6 +43,10 @@ class Candidate:
     title_match: float = 0.0  # IDF-weighted share of the candidate's title terms found in the query
     cross_language: bool = False  # written in another language than the query
     cross_language_evidence: str | None = None  # its passage the cross-language scorer matched best
+    coverage: float = 0.0  # IDF-weighted share of the query's content terms it contains
+    rare_idf: float = 0.0  # IDF mass of the rare terms it shares with the query
+    rare_count: int = 0  # terms it alone in the pool shares with the query
+    evidence: float | None = None  # calibrated probability of being related (app/core/evidence.py)
 
 
 @dataclass(frozen=True)

@@ -38,8 +38,10 @@ class FakeIndex:
         fail: Exception | None = None,
         empty_reason: EmptyReason | None = None,
         embedding_failed: bool = False,
+        scored: bool = True,
     ) -> None:
         self.adrs = list(adrs)
+        self.scored = scored  # False: candidates come without calibrated evidence
         self.qualify = qualify
         self.fail = fail
         self.empty_reason = empty_reason
@@ -79,6 +81,8 @@ class FakeIndex:
                 fused=s / best,
                 qualified=s / best >= self.qualify and s > 0,
                 why="fake",
+                # the port's calibrated evidence: here, the share of the best overlap
+                evidence=s / best if self.scored else None,
             )
             for s, adr in scored[:top_n]
         )
@@ -262,12 +266,13 @@ def test_llm_citations_are_verified_and_enriched(caplog: pytest.LogCaptureFixtur
         ("ADR-0020", "0020-pulsar.md", "accepted", "med", None),
     ]
     assert result.citations[0].title == "Kafka for domain events"
-    assert result.dropped == {"not_a_candidate": 1, "not_verbatim": 1}
+    # ADR-0001 (PostgreSQL) is below the evidence floor: the model was never offered it
+    assert result.dropped == {"not_a_candidate": 2}
     assert result.usage.calls == 1 and result.usage.input_tokens > 0
     assert result.diagnostics["llm_count"] == 4 and result.diagnostics["temperature"] == 0
     filtered = next(r for r in caplog.records if r.msg == "recall_pre_gate_citations_filtered")
     assert (filtered.llm_count, filtered.kept, filtered.dropped) == (4, 2, 2)  # type: ignore[attr-defined]
-    assert filtered.dropped_by_reason == {"not_a_candidate": 1, "not_verbatim": 1}  # type: ignore[attr-defined]
+    assert filtered.dropped_by_reason == {"not_a_candidate": 2}  # type: ignore[attr-defined]
     assert "prompt_loaded" in [r.msg for r in caplog.records]
 
 
@@ -320,7 +325,10 @@ def test_a_sixth_citation_and_an_unknown_relevance_are_repaired_not_fatal() -> N
         ]
     }
     llm = FakeLlm().on(PROMPT_NAME, answer)
-    result = run_recall(PROPOSAL, FakeIndex(folder, qualify=0.0), folder, llm, config=RepoConfig())
+    # unscored candidates: all seven are offered, so the model can cite a sixth
+    result = run_recall(
+        PROPOSAL, FakeIndex(folder, qualify=0.0, scored=False), folder, llm, config=RepoConfig()
+    )
     assert len(result.citations) == 5 and {c.relevance for c in result.citations} == {"low"}
     assert result.dropped == {"over_limit": 1} and result.diagnostics["relevance_normalized"] == 6
 
@@ -415,7 +423,7 @@ def test_a_stored_answer_is_verified_against_the_current_candidates() -> None:
         PROPOSAL, FakeIndex(without_kafka), without_kafka, llm, config=RepoConfig(), memo=memo
     )
     assert [c.adr_id for c in result.citations] == ["ADR-0020"] and llm.count() == 1
-    assert result.dropped["not_a_candidate"] == 2
+    assert result.dropped["not_a_candidate"] == 3  # ADR-0012 gone, ADR-9999 unknown, ADR-0001 not offered
 
 
 def test_a_failed_call_is_not_stored_so_a_rerun_tries_again() -> None:
