@@ -15,7 +15,16 @@ from tests.fakes.messages_server import FakeMessagesServer
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 PROPOSALS = ["0008-adopt-kafka-for-order-events.md", "0009-session-store-redis.md"]
 KEYS = {"mode", "citations", "candidates", "empty_reason", "dropped", "usage", "errors", "diagnostics"}
-CITATION_KEYS = {"adr_id", "path", "title", "status", "relevance", "relevance_reason", "superseded_by"}
+CITATION_KEYS = {
+    "adr_id",
+    "path",
+    "title",
+    "status",
+    "relevance",
+    "relevance_reason",
+    "superseded_by",
+    "quoted_from",
+}
 
 
 @pytest.fixture(autouse=True)
@@ -51,6 +60,7 @@ def test_offline_recall_is_extractive_and_verbatim(
     for c in out["citations"]:
         assert set(c) == CITATION_KEYS
         assert contains_verbatim(by_id[c["adr_id"]], c["relevance_reason"]), c
+        assert c["quoted_from"] == "candidate"
     assert out["candidates"] and "adr_id" in out["candidates"][0]
 
 
