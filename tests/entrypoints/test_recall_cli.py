@@ -118,3 +118,25 @@ def test_human_output_shows_mode_citations_and_candidates(
     out = capsys.readouterr().out
     assert out.startswith("recall (extractive): ")
     assert "ADR-0004" in out and "embedding: offline-hash" in out
+
+
+def test_human_output_marks_a_reason_quoted_from_the_proposal() -> None:
+    from app.core.results import Citation, RecallResult, Usage
+    from app.entrypoints.commands.recall import format_citations
+
+    def cite(adr_id: str, reason: str, source: Any) -> Citation:
+        return Citation(adr_id, f"{adr_id}.md", "T", "accepted", "med", reason, quoted_from=source)
+
+    recall = RecallResult(
+        "llm",
+        (
+            cite("ADR-0001", "Its own words.", "candidate"),
+            cite("ADR-0002", "The proposal's words.", "proposal"),
+        ),
+        (),
+        None,
+        {},
+        Usage(),
+    )
+    reasons = [ln.strip() for ln in format_citations(recall).splitlines() if ln.startswith("      ")]
+    assert reasons == ['"Its own words."', '"The proposal\'s words." (from this proposal)']
