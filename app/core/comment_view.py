@@ -15,7 +15,7 @@ from urllib.parse import quote
 
 from app.core.feedback import checkbox, finding_ids
 from app.core.markdown_safe import Untrusted, clean, untrusted
-from app.core.results import BlindSpotResult, Citation, Finding, RecallResult, Review
+from app.core.results import BlindSpotResult, Citation, Finding, QuoteSource, RecallResult, Review
 
 Strings = Mapping[str, str]  # one language's fixed strings
 Labels = Mapping[str, Mapping[str, str]]  # one language's label tables: table -> key -> label
@@ -108,18 +108,37 @@ def _no_citations_text(recall: RecallResult | None, t: Strings, labels: Labels) 
     return t["no_citations"]
 
 
-def _recall_mode_text(recall: RecallResult | None, t: Strings) -> str | None:
-    if recall is None:
+def _recall_mode_text(recall: RecallResult | None, t: Strings, labels: Labels) -> str | None:
+    """The sub-line under the citations: what picked them, exactly what code checked (the id is a
+    candidate; the reason is verbatim in the cited ADR or in this proposal), and that it did not
+    check the relation itself."""
+    if recall is None or recall.mode == "disabled":
         return None
-    if recall.mode == "extractive" and recall.diagnostics.get("fallback_from") == "llm":
-        return t["recall_mode_fallback"]
-    if recall.mode == "llm":
-        return (
-            _n(t["recall_mode_llm"], len(recall.candidates))
-            if recall.candidates
-            else t["recall_mode_llm_plain"]
-        )
-    return t["recall_mode_extractive"] if recall.mode == "extractive" else None
+    llm = recall.mode == "llm"
+    if not llm:
+        picked = t[
+            "recall_mode_fallback"
+            if recall.diagnostics.get("fallback_from") == "llm"
+            else "recall_mode_extractive"
+        ]
+    elif recall.candidates:
+        picked = _n(t["recall_mode_llm"], len(recall.candidates))
+    else:
+        picked = t["recall_mode_llm_plain"]
+    sources = {c.quoted_from for c in recall.citations}
+    parts = [picked, t["recall_checked"].format(where=_label(labels, "quote_source", _source_key(sources)))]
+    if "proposal" in sources:
+        parts.append(t["recall_proposal_llm" if llm else "recall_proposal_extractive"])
+    parts.append(t["recall_not_checked_llm" if llm else "recall_not_checked_extractive"])
+    return t["sentence_sep"].join(parts)
+
+
+def _source_key(sources: set[QuoteSource | None]) -> str:
+    """Which text the reasons are verbatim in: one (candidate / proposal), both (mixed), or unknown
+    (a result stored before the source was kept)."""
+    if None in sources or not sources:
+        return "unknown"
+    return "mixed" if len(sources) > 1 else str(next(iter(sources)))
 
 
 def build_view(
@@ -142,6 +161,7 @@ def build_view(
                 "relevance": _label(labels, "relevance", c.relevance),
                 "relevance_key": c.relevance,
                 "reason": Untrusted(c.relevance_reason),
+                "from_proposal": c.quoted_from == "proposal",
             }
         )
     dropped = []
@@ -263,7 +283,7 @@ def build_view(
         "adr_title": Untrusted(review.adr_title),
         "error": untrusted(review.error),
         "recall": recall,
-        "recall_mode_text": _recall_mode_text(recall, t) if citations else None,
+        "recall_mode_text": _recall_mode_text(recall, t, labels) if citations else None,
         "citations": citations,
         "dropped": "; ".join(dropped) if dropped else None,
         "no_citations_text": _no_citations_text(recall, t, labels),

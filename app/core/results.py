@@ -27,6 +27,8 @@ Relevance = Literal["high", "med", "low"]
 Severity = Literal["critical", "high", "medium", "low"]
 Actionability = Literal["block", "revise_adr", "add_to_risks", "monitor"]
 RecallMode = Literal["llm", "extractive", "disabled"]
+# Where a citation's verified reason was found: the cited ADR, or (only there) the proposal itself.
+QuoteSource = Literal["proposal", "candidate"]
 
 
 @dataclass(frozen=True)
@@ -133,6 +135,8 @@ class Citation:
     relevance: Relevance
     relevance_reason: str
     superseded_by: str | None = None
+    # Where the reason is verbatim; None in results stored before it was kept (not known, not shown).
+    quoted_from: QuoteSource | None = None
 
 
 @dataclass(frozen=True)

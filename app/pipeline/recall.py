@@ -297,6 +297,7 @@ def _verify(
     run.dropped = dict(verification.dropped)
     run.diagnostics["llm_count"] = verification.proposed
     run.diagnostics["relevance_normalized"] = verification.relevance_normalized
+    run.diagnostics["relevance_capped"] = verification.relevance_capped
     log.info(
         "recall_pre_gate_citations_filtered",
         extra={
@@ -306,6 +307,7 @@ def _verify(
             "dropped": verification.dropped_total,
             "dropped_by_reason": dict(verification.dropped),
             "relevance_normalized": verification.relevance_normalized,
+            "relevance_capped": verification.relevance_capped,
         },
     )
     return verification
@@ -390,6 +392,7 @@ def _citations(
                 relevance=cap(v.relevance, ceilings[v.candidate_index] if ceilings else None),
                 relevance_reason=v.relevance_reason,
                 superseded_by=successor_of(adr, folder),
+                quoted_from=v.quoted_from,
             )
         )
     return out

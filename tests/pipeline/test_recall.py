@@ -450,6 +450,23 @@ def test_extractive_mode_without_a_key_or_with_the_llm_off(config: RepoConfig) -
     assert "ADR-0030" not in [c.adr_id for c in result.citations]  # the ferns are not qualified
 
 
+def test_an_extractive_reason_from_the_proposal_caps_the_best_hit_at_med() -> None:
+    """The closest ADR has nothing to quote, so it is cited with the proposal's sentence: never high."""
+    empty = adr(
+        "0050-tenant-topics.md",
+        "# ADR-0050: Ordered tenant domain events, one Kafka topic partition per tenant\n\n"
+        "* Status: accepted\n\n## Decision\nTBD.\n",
+    )
+    folder = [empty, *FOLDER]
+    result = run_recall(PROPOSAL, FakeIndex(folder), folder, None, config=RepoConfig())
+    assert result.mode == "extractive" and result.dropped == {}
+    first, *rest = result.citations
+    assert (first.adr_id, first.quoted_from, first.relevance) == ("ADR-0050", "proposal", "med")
+    assert contains_verbatim(PROPOSAL.text, first.relevance_reason)
+    assert result.diagnostics["relevance_capped"] == 1
+    assert rest and all(c.quoted_from == "candidate" for c in rest)
+
+
 def test_extractive_names_the_successor_of_a_superseded_adr() -> None:
     result = recall(None)
     kafka = next(c for c in result.citations if c.adr_id == "ADR-0012")

@@ -257,7 +257,9 @@ def format_citations(recall: RecallResult) -> str:
     for c in recall.citations:
         successor = f" -> superseded by {c.superseded_by}" if c.superseded_by else ""
         lines.append(f"  [{c.relevance}] {c.adr_id} {c.title} [{c.status}]{successor} ({c.path})")
-        lines.append(f'      "{c.relevance_reason}"')
+        lines.append(
+            f'      "{c.relevance_reason}"' + (" (from this proposal)" if c.quoted_from == "proposal" else "")
+        )
     if recall.dropped:
         lines.append("  dropped: " + ", ".join(f"{k} {v}" for k, v in sorted(recall.dropped.items())))
     u = recall.usage
