@@ -31,7 +31,7 @@ from app.core.triggers import (
     Event,
     PullRequestEvent,
     changed_adrs,
-    decide,
+    decide_screened,
     is_markdown,
     no_adr_summary,
     screen,
@@ -48,6 +48,7 @@ from app.pipeline.ports import (
     LlmPort,
     PromptLibrary,
     PullRequestInfo,
+    RunAbandoned,
     StageMemo,
     no_memo,
 )
@@ -62,7 +63,6 @@ from app.pipeline.publish import (
 )
 from app.pipeline.review import LlmUnavailable, ReviewDeps, ReviewTarget, error_review, review_adr
 from app.pipeline.targets import FeedbackAction, Plan, Target
-from app.pipeline.worker import RunAbandoned
 
 log = logging.getLogger(__name__)
 
@@ -82,6 +82,9 @@ class PrContext:
     adjust: Callable[[RepoConfig], RepoConfig] = lambda c: c
     # Why the month's spend cap stops model calls before the run starts (budget.Budget.blocked), or None.
     spend_blocked: Callable[[RepoConfig], str | None] = lambda c: None
+    # The webhook's acknowledgement screened this delivery already (app/pipeline/intake.py): the
+    # screen runs once per delivery, and the plan run's reading of it is the same field map's.
+    screened: bool = False
 
 
 # --------------------------------------------------------------------------------------------------
@@ -102,7 +105,7 @@ def read_config(gh: GitHubPort, repo: str, ref: str, path: str) -> RepoConfig:
 
 def plan(ctx: PrContext, gh: GitHubPort) -> Plan:
     event = ctx.event
-    early = screen(event)
+    early = None if ctx.screened else screen(event)
     if early is not None:
         return _from_decision(early, event)
     default_branch = getattr(event, "default_branch", "") or gh.default_branch(ctx.repo)
@@ -113,10 +116,10 @@ def plan(ctx: PrContext, gh: GitHubPort) -> Plan:
     except RepoConfigError as exc:
         config, error = None, str(exc)
     drafts = config.review_drafts if config is not None else RepoConfig().review_drafts
-    decision = decide(event, review_drafts=drafts)
+    decision = decide_screened(event, review_drafts=drafts)
     if decision.needs_permission_check and isinstance(event, CommentEvent):
         permission = gh.permission(ctx.repo, event.sender.login)
-        decision = decide(event, review_drafts=drafts, permission=permission)
+        decision = decide_screened(event, review_drafts=drafts, permission=permission)
     out = _from_decision(decision, event, config)
     # An invalid config is shown whenever it may have changed the outcome: a review, a re-index, or a
     # draft skipped by the default `review_drafts` (never for help, denials or unrelated comments).
@@ -128,7 +131,7 @@ def plan(ctx: PrContext, gh: GitHubPort) -> Plan:
             out, kind="config_error", config_error=error, summary=f"adr-review: {error}"
         )
     if decision.kind == "reindex":
-        return out
+        return dataclasses.replace(out, ref=default_branch)
     assert isinstance(event, PullRequestEvent | CommentEvent)
     if isinstance(event, PullRequestEvent) and (skip := skip_reason(event, config)) is not None:
         return dataclasses.replace(out, kind="ignore", summary=skip)
@@ -297,10 +300,10 @@ class RunDeps:
     llm: LlmPort | None
     folders: FolderCache
     web_url: str
+    prompts: PromptLibrary  # the composition root's (loaded and hashed once)
     writes: bool = True  # False: dry run, or a fork PR's read-only token: render, never write
     recall_enabled: bool = True
     llm_unavailable_reason: LlmUnavailable = "no_api_key"
-    prompts: PromptLibrary | None = None  # None: the packaged prompts
     notify: Notify = log_notice
     still_current: Callable[[], None] = lambda: None  # raises to abandon the run before it writes
     comment_lock: LockFactory = no_lock  # the App: the store's lock per (repo, PR, ADR) comment

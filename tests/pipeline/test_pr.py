@@ -18,6 +18,7 @@ from app.pipeline import pr
 from app.pipeline.folders import FolderCache
 from app.pipeline.inline import run_inline
 from app.pipeline.ports import GitHubError, PullRequestInfo, SyncReport
+from app.prompts import packaged
 from tests.fakes.github_port import MemoryGitHub
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -183,6 +184,7 @@ class NoIndex:
 def deps(gh: MemoryGitHub, **kw: Any) -> pr.RunDeps:
     cache = BlobCache()
     folders = FolderCache(lambda g, r, ref, d: load_remote_folder(g, r, ref, d, cache), lambda *_: NoIndex())
+    kw.setdefault("prompts", packaged())
     return pr.RunDeps(gh, None, folders, "https://github.com", **kw)
 
 

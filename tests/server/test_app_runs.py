@@ -11,7 +11,6 @@ from typing import Any
 
 import pytest
 
-from app.adapters.events import parse_event
 from app.adapters.github import GitHubAdapter
 from app.adapters.remote_folder import BlobCache, load_remote_folder
 from app.adapters.state_sqlite import SqliteStateStore
@@ -57,7 +56,6 @@ def env(tmp_path: Path, gh: FakeGitHubServer) -> Iterator[dict[str, Any]]:
         llm_for=lambda _config: None,
         open_index=lambda *_: NoIndex(),
         load_folder=lambda g, repo, ref, d: load_remote_folder(g, repo, ref, d, cache),
-        parse_event=parse_event,
         prompts=PromptFiles(prompts),
     )
     pool = WorkerPool(store, AppExecutor(deps), WorkerConfig(retry_backoff_s=0), owner_prefix="t")
