@@ -21,6 +21,7 @@ from app.entrypoints.action_env import (
     ActionInputs,
     GitHubFactory,
     IndexFactory,
+    LazyGitHub,
     LlmFactory,
     RunnerEnv,
     cache_dir,
@@ -88,7 +89,7 @@ def _run(
 
     repo, event = runner.repository, read_event_file(runner.event_name, runner.event_path, runner.repository)
     prompts = packaged()
-    gh = github_factory(inputs.github_token, runner.api_url)  # builds a client: no request yet
+    gh = LazyGitHub(lambda: github_factory(inputs.github_token, runner.api_url))
     cache = cache_dir(inputs.cache_dir)
     with state_store(cache, lambda msg: rep.annotate("warning", msg)) as store:
         report = StepReport(rep, repo, store, runner.server_url, inputs.config_path, FORK_NOTE, dry)

@@ -4,15 +4,23 @@ the runner's environment variables, and where downloaded models go."""
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping, MutableMapping
+from collections.abc import Callable, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from app.config import REPO_CONFIG_PATH, PromptOverride, RepoConfig, RepoConfigError
-from app.core.triggers import Event
+from app.core.triggers import ChangedFile, Event
 from app.pipeline.folders import FolderCache, Notify
-from app.pipeline.ports import AdrIndex, GitHubPort, LlmPort, SyncReport
+from app.pipeline.ports import (
+    AdrIndex,
+    GitHubPort,
+    LlmPort,
+    PullRequestInfo,
+    RepoComment,
+    RepoFile,
+    SyncReport,
+)
 
 if TYPE_CHECKING:
     from app.adapters.state_sqlite import SqliteStateStore
@@ -270,6 +278,63 @@ def state_store(cache: Path, warn: Callable[[str], None]) -> SqliteStateStore:
     except StoreError as exc:
         warn(f"{exc}; this run's stages are not checkpointed")
         return SqliteStateStore(":memory:")
+
+
+class LazyGitHub:
+    """The GitHubPort, its client built on first use: rejecting an event (a bad payload, an unhandled
+    event) needs no token and makes no request. Each method of the port, typed, delegated."""
+
+    def __init__(self, make: Callable[[], GitHubPort]) -> None:
+        self._make = make
+        self._gh: GitHubPort | None = None
+
+    @property
+    def client(self) -> GitHubPort:
+        if self._gh is None:
+            self._gh = self._make()
+        return self._gh
+
+    def default_branch(self, repo: str) -> str:
+        return self.client.default_branch(repo)
+
+    def pull_request(self, repo: str, number: int) -> PullRequestInfo:
+        return self.client.pull_request(repo, number)
+
+    def changed_files(self, repo: str, number: int) -> list[ChangedFile]:
+        return self.client.changed_files(repo, number)
+
+    def read_file(self, repo: str, path: str, ref: str) -> bytes | None:
+        return self.client.read_file(repo, path, ref)
+
+    def list_files(self, repo: str, ref: str, folders: Sequence[str]) -> list[RepoFile]:
+        return self.client.list_files(repo, ref, folders)
+
+    def read_blob(self, repo: str, blob_sha: str) -> bytes:
+        return self.client.read_blob(repo, blob_sha)
+
+    def find_comment(self, repo: str, number: int, adr_path: str) -> RepoComment | None:
+        return self.client.find_comment(repo, number, adr_path)
+
+    def pr_comments(self, repo: str, number: int) -> list[RepoComment]:
+        return self.client.pr_comments(repo, number)
+
+    def our_comments(self, repo: str, number: int) -> list[RepoComment]:
+        return self.client.our_comments(repo, number)
+
+    def recent_pulls(self, repo: str, since: float) -> list[int]:
+        return self.client.recent_pulls(repo, since)
+
+    def edit_comment(self, repo: str, number: int, comment_id: int, body: str) -> RepoComment:
+        return self.client.edit_comment(repo, number, comment_id, body)
+
+    def create_comment(self, repo: str, number: int, body: str) -> RepoComment:
+        return self.client.create_comment(repo, number, body)
+
+    def add_reaction(self, repo: str, comment_id: int, content: str) -> None:
+        self.client.add_reaction(repo, comment_id, content)
+
+    def permission(self, repo: str, login: str) -> str:
+        return self.client.permission(repo, login)
 
 
 def folder_cache(
