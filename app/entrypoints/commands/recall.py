@@ -20,7 +20,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from app.entrypoints.commands.index import (
+from app.entrypoints.commands.common import (
     add_index_arguments,
     progress_reporter,
     retrieval_config,
