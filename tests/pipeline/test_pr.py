@@ -68,6 +68,21 @@ def plan(event: Event, gh: MemoryGitHub, **kw: Any) -> pr.Plan:
 # --- plan: one decision per kind of event --------------------------------------------------------------
 
 
+@pytest.mark.parametrize("screened", [False, True])
+def test_a_plan_screens_its_event_once_or_not_at_all_when_the_ack_did(
+    screened: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The Action's plan screens once (a permission check decides twice, never screens twice); the
+    App's plan run trusts the webhook's screen of the same reading."""
+    from tests.fakes.spies import record_screens
+
+    screens = record_screens(monkeypatch)
+    gh = github()
+    p = plan(command("/adr-review", association="CONTRIBUTOR"), gh, screened=screened)
+    assert p.kind == "review" and "permission" in gh.calls  # decided before and after the lookup
+    assert screens == ([] if screened else ["CommentEvent"])
+
+
 @pytest.mark.parametrize(
     ("event", "kind", "in_summary"),
     [

@@ -297,6 +297,19 @@ def test_the_app_runs_the_shared_pr_use_case(
     assert seen == ["plan", "run_target"] and len(gh.comments_on(REPO, PR)) == 1
 
 
+def test_the_screen_runs_once_per_delivery(
+    env: dict[str, Any], gh: FakeGitHubServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The webhook's intake screens the delivery; the plan run reads it with the same field map and
+    trusts that screen (PrContext.screened), so neither it nor `decide` screens again."""
+    from tests.fakes.spies import record_screens
+
+    screens = record_screens(monkeypatch)
+    deliver(env["queue"], "pull_request", pr_payload(), "g1")
+    drain(env["pool"])
+    assert screens == ["PullRequestEvent"] and len(gh.comments_on(REPO, PR)) == 1
+
+
 # --- races (issue 16) ---------------------------------------------------------------------------------
 
 
