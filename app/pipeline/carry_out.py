@@ -20,16 +20,17 @@ The table, the same for both (docs/action.md and docs/app.md say where the outco
 
 from __future__ import annotations
 
+import hashlib
 import time
 from collections.abc import Sequence
 from typing import Any, Protocol
 
+from app.core.marker import marker
 from app.pipeline import feedback
-from app.pipeline.folders import FolderCache, reindex
-from app.pipeline.locks import LockFactory
+from app.pipeline.folders import FolderCache, Notify, log_notice, reindex
+from app.pipeline.locks import LockFactory, no_lock
 from app.pipeline.notices import CAPPED_MARKER_PATH, capped_comment, config_error_comment
-from app.pipeline.ports import GitHubError, GitHubPort, StageMemo, StateStore
-from app.pipeline.pr import respond
+from app.pipeline.ports import GitHubError, GitHubPort, StageMemo, StateStore, no_memo
 from app.pipeline.publish import Published, comment_lock_name, upsert_comment
 from app.pipeline.targets import Plan
 
@@ -127,6 +128,48 @@ def carry_out(plan: Plan, lifecycle: Lifecycle, report: PlanReport) -> None:
     return None
 
 
+def respond(
+    plan: Plan,
+    gh: GitHubPort,
+    repo: str,
+    memo: StageMemo = no_memo,
+    notify: Notify = log_notice,
+    *,
+    lock: LockFactory = no_lock,
+) -> None:
+    """A reaction on the command (👀 accepted, 😕 denied) and the reply (help, denial), each its own
+    stage: posted once. A denial is explained at most once per user and PR (anyone can comment: a
+    stranger's commands must not make the App post again and again); later ones get the reaction only."""
+    if plan.react_comment_id is not None:
+        cid, content = plan.react_comment_id, "confused" if plan.kind == "deny" else "eyes"
+
+        def react() -> dict[str, Any]:
+            gh.add_reaction(repo, cid, content)
+            return {"reaction": content, "comment_id": cid}
+
+        try:
+            memo("react", react)
+        except GitHubError as exc:  # a missing reaction must not stop the review
+            notify("warning", str(exc), None)
+    if plan.reply and plan.number is not None:
+        text, number = plan.reply, plan.number
+        if plan.kind == "deny":
+            memo("reply", lambda: _reply_once(gh, repo, number, text, lock))
+        else:
+            memo("reply", lambda: {"comment_id": gh.create_comment(repo, number, text).id})
+
+
+def _reply_once(gh: GitHubPort, repo: str, number: int, text: str, lock: LockFactory) -> dict[str, Any]:
+    """Post `text` unless our comment with it is on the PR already: a hidden marker names the reply
+    by its hash (a denial names its user, so this is once per user and PR)."""
+    path = "@reply/" + hashlib.sha256(text.encode()).hexdigest()[:16]
+    with lock(comment_lock_name(repo, number, path)):
+        existing = gh.find_comment(repo, number, path)
+        if existing is not None:
+            return {"comment_id": existing.id, "already_replied": True}
+        return {"comment_id": gh.create_comment(repo, number, f"{marker(path, 'reply')}\n{text}").id}
+
+
 def _post_once(lifecycle: Lifecycle, stage: str, number: int, path: str, body: str) -> None:
     """One comment of the plan's own (marker `path`), upserted under the comment lock, as its stage."""
 
@@ -148,4 +191,4 @@ def _recent_answers(lifecycle: Lifecycle) -> dict[str, int] | str:
         return str(exc)
 
 
-__all__ = ["RECENT_ANSWERS_S", "Lifecycle", "PlanReport", "carry_out"]
+__all__ = ["RECENT_ANSWERS_S", "Lifecycle", "PlanReport", "carry_out", "respond"]

@@ -1,8 +1,9 @@
-"""The pull-request use case, one for every entrypoint: the Action calls `plan` and then `run_target` for
-each target inline; the App's plan run stores the targets as review runs and each review run calls
-`run_target`. Every rule below therefore holds for both, and lives nowhere else:
+"""The pull-request use case, one for every entrypoint: both call `plan`, then carry the plan out with
+app/pipeline/carry_out.py (the Action's Inline lifecycle reviews each target with `run_target` in the
+job; the App's Enqueue stores the targets as review runs, and each review run calls `run_target`).
+Every rule below therefore holds for both, and lives nowhere else:
 
-plan(ctx, gh)  event -> decision (with the permission check) -> repo config from the default branch
+plan(ctx, gh)  event -> screen (unless the webhook's ack did) -> decision (with the permission check) -> repo config from the default branch
                (strict: an invalid file is reported, never replaced by the defaults) -> the PR's live
                head (a newer push supersedes this event) -> the changed ADRs -> one Target per ADR,
                with its run key.
@@ -20,11 +21,9 @@ import logging
 import posixpath
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
 from app.config import REPO_CONFIG_PATH, RepoConfig, RepoConfigError, parse_repo_config
 from app.core.adr_paths import is_adr_candidate
-from app.core.marker import marker
 from app.core.triggers import (
     CommentEvent,
     Decision,
@@ -56,7 +55,6 @@ from app.pipeline.publish import (
     Published,
     Rendered,
     already_published,
-    comment_lock_name,
     publish,
     render,
     stored_render,
@@ -248,48 +246,6 @@ def _folder_digest(gh: GitHubPort, repo: str, ref: str, adr_dir: str) -> str:
     )
 
 
-def respond(
-    plan: Plan,
-    gh: GitHubPort,
-    repo: str,
-    memo: StageMemo = no_memo,
-    notify: Notify = log_notice,
-    *,
-    lock: LockFactory = no_lock,
-) -> None:
-    """A reaction on the command (👀 accepted, 😕 denied) and the reply (help, denial), each its own
-    stage: posted once. A denial is explained at most once per user and PR (anyone can comment: a
-    stranger's commands must not make the App post again and again); later ones get the reaction only."""
-    if plan.react_comment_id is not None:
-        cid, content = plan.react_comment_id, "confused" if plan.kind == "deny" else "eyes"
-
-        def react() -> dict[str, Any]:
-            gh.add_reaction(repo, cid, content)
-            return {"reaction": content, "comment_id": cid}
-
-        try:
-            memo("react", react)
-        except GitHubError as exc:  # a missing reaction must not stop the review
-            notify("warning", str(exc), None)
-    if plan.reply and plan.number is not None:
-        text, number = plan.reply, plan.number
-        if plan.kind == "deny":
-            memo("reply", lambda: _reply_once(gh, repo, number, text, lock))
-        else:
-            memo("reply", lambda: {"comment_id": gh.create_comment(repo, number, text).id})
-
-
-def _reply_once(gh: GitHubPort, repo: str, number: int, text: str, lock: LockFactory) -> dict[str, Any]:
-    """Post `text` unless our comment with it is on the PR already: a hidden marker names the reply
-    by its hash (a denial names its user, so this is once per user and PR)."""
-    path = "@reply/" + hashlib.sha256(text.encode()).hexdigest()[:16]
-    with lock(comment_lock_name(repo, number, path)):
-        existing = gh.find_comment(repo, number, path)
-        if existing is not None:
-            return {"comment_id": existing.id, "already_replied": True}
-        return {"comment_id": gh.create_comment(repo, number, f"{marker(path, 'reply')}\n{text}").id}
-
-
 # --------------------------------------------------------------------------------------------------
 # run_target
 
@@ -385,7 +341,6 @@ __all__ = [
     "config_error_comment",
     "plan",
     "read_config",
-    "respond",
     "run_target",
     "with_content",
 ]

@@ -15,6 +15,7 @@ from app.config import RepoConfig, RepoConfigError
 from app.core.results import RetrievalResult
 from app.core.triggers import Actor, ChangedFile, CommentEvent, Event, OtherEvent, PullRequestEvent
 from app.pipeline import pr
+from app.pipeline.carry_out import respond
 from app.pipeline.folders import FolderCache
 from app.pipeline.inline import run_inline
 from app.pipeline.ports import GitHubError, PullRequestInfo, SyncReport
@@ -124,7 +125,7 @@ def test_a_command_forces_new_keys_narrows_stages_and_is_acknowledged() -> None:
     (t,) = p.targets
     assert t.nonce == "comment-555" and t.stages == frozenset({"recall"})
     assert t.run_key != plain.targets[0].run_key
-    pr.respond(p, gh, REPO)
+    respond(p, gh, REPO)
     assert gh.reactions == [(555, "eyes")]
 
 
@@ -132,7 +133,7 @@ def test_a_stranger_gets_one_reply_and_no_review() -> None:
     gh = github()
     p = plan(command("/adr-review", sender=MALLORY, association="NONE"), gh)
     assert p.kind == "deny" and p.reply and not p.targets
-    pr.respond(p, gh, REPO)
+    respond(p, gh, REPO)
     [reply] = gh.comments[N]
     assert reply.body.endswith("\n" + p.reply) and reply.body.startswith("<!-- adr-review:v1 path=")
     assert gh.reactions == [(555, "confused")]
@@ -142,13 +143,13 @@ def test_a_stranger_repeating_a_command_gets_a_reaction_and_no_second_reply() ->
     """Anyone can comment: every denied `/adr-review` used to post a new "Sorry @..." (issue 16)."""
     gh = github()
     for _ in range(3):
-        pr.respond(plan(command("/adr-review", sender=MALLORY, association="NONE"), gh), gh, REPO)
+        respond(plan(command("/adr-review", sender=MALLORY, association="NONE"), gh), gh, REPO)
     assert len(gh.comments[N]) == 1 and gh.reactions == [(555, "confused")] * 3
     eve = Actor("eve", "User")
-    pr.respond(plan(command("/adr-review recall", sender=eve, association="NONE"), gh), gh, REPO)
+    respond(plan(command("/adr-review recall", sender=eve, association="NONE"), gh), gh, REPO)
     assert [c.body.count("@eve") for c in gh.comments[N]] == [0, 1]  # one explanation per user
     gh.add_comment(N, gh.comments[N][0].body, author="copycat")  # a pasted copy is not ours
-    pr.respond(plan(command("/adr-review", sender=MALLORY, association="NONE"), gh), gh, REPO)
+    respond(plan(command("/adr-review", sender=MALLORY, association="NONE"), gh), gh, REPO)
     assert len(gh.comments[N]) == 3
 
 
