@@ -59,7 +59,7 @@ def _label_names(value: Any) -> tuple[str, ...]:
 
 
 def _is_present(value: Any) -> bool:
-    return isinstance(value, Mapping)
+    return isinstance(value, dict)
 
 
 SENDER = {
@@ -124,23 +124,24 @@ def ack_event(name: str, payload: Mapping[str, Any]) -> Event:
 
 
 def _event(name: str, payload: Mapping[str, Any], repo_hint: str, *, strict: bool) -> Event:
-    action = payload.get("action")
-    other = OtherEvent(name, action if isinstance(action, str) and action else None)
     if name in REINDEX_EVENTS:
         return _reindex(name, payload, repo_hint)
     fields = FIELDS.get(name)
-    if fields is None:
-        return other
     values: dict[str, Any] = {}
-    for key, spec in fields.items():
+    for key, spec in (fields or {}).items():
         value = _value(payload, spec)
         if value is _MISSING:  # a required field
             if strict:
                 raise EventError(
-                    f"cannot read the {name} event payload: {'.'.join(spec.path)} is missing or not a {spec.kind.__name__}"
+                    f"cannot read the {name} event payload: {'.'.join(spec.path)} is missing or not "
+                    f"a {spec.kind.__name__}"
                 )
-            return other
+            fields = None
+            break
         values[key] = value
+    if fields is None:
+        action = payload.get("action")
+        return OtherEvent(name, action if isinstance(action, str) and action else None)
     sender = Actor(values.pop("sender_login"), values.pop("sender_type"))
     if name in PR_EVENTS:
         return PullRequestEvent(event_name=name, sender=sender, **values)
@@ -150,12 +151,15 @@ def _event(name: str, payload: Mapping[str, Any], repo_hint: str, *, strict: boo
 def _value(payload: Mapping[str, Any], spec: Field) -> Any:
     node: Any = payload
     for key in spec.path:
-        node = node.get(key) if isinstance(node, Mapping) else None
+        if not isinstance(node, dict) and not isinstance(node, Mapping):  # dict first: the fast path
+            node = None
+            break
+        node = node.get(key)
     if node is None:
         return spec.default
     if spec.convert is not None:
         return spec.convert(node)
-    if not isinstance(node, spec.kind) or (spec.kind is int and isinstance(node, bool)):
+    if type(node) is not spec.kind and not (spec.kind is str and isinstance(node, str)):
         return _MISSING if spec.default is _MISSING else spec.default
     return node
 
