@@ -58,7 +58,7 @@ from app.pipeline.blindspot_nodes import (
 )
 from app.pipeline.ports import LlmPort, PromptLibrary, StageMemo, no_memo
 from app.pipeline.structured import StepOverrides
-from app.prompts import PromptError, packaged
+from app.prompts import PromptError
 
 log = logging.getLogger(__name__)
 
@@ -71,7 +71,7 @@ def run_blindspots(
     config: BlindSpotConfig,
     seed: int,
     memo: StageMemo = no_memo,
-    prompts: PromptLibrary | None = None,
+    prompts: PromptLibrary,
     overrides: Mapping[str, StepOverrides] | None = None,
     language: str | None = None,
 ) -> BlindSpotResult:
@@ -83,7 +83,7 @@ def run_blindspots(
     if not config.enabled:
         return empty_result("disabled", seed, (), (), {}, skipped_reason="disabled")
 
-    library = prompts or packaged()
+    library = prompts
     nodes = ["devils_advocate", "premortem"] + (["adjacent_domain"] if config.adjacent_domain else [])
     errors: list[StageError] = []
     perspectives: tuple[Perspective, ...] = ()

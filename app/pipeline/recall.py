@@ -37,7 +37,7 @@ from app.core.text import fold_whitespace
 from app.pipeline.ports import AdrIndex, LlmPort, PromptLibrary, StageMemo, no_memo
 from app.pipeline.recall_answer import answer_problems
 from app.pipeline.structured import StepFailed, StepOverrides, build_request, call_prompt, request_key
-from app.prompts import PromptError, packaged
+from app.prompts import PromptError
 
 log = logging.getLogger(__name__)
 
@@ -103,7 +103,7 @@ def run_recall(
     config: RepoConfig,
     memo: StageMemo = no_memo,
     enabled: bool = True,
-    prompts: PromptLibrary | None = None,
+    prompts: PromptLibrary,
 ) -> RecallResult:
     """Recall up to `config.recall.max_citations` related ADRs. Never raises.
 
@@ -129,7 +129,7 @@ def run_recall(
         stage = "llm"
         if run.mode == "llm":
             assert llm is not None
-            return _llm_citations(run, proposal, query, folder, llm, config, memo, prompts or packaged())
+            return _llm_citations(run, proposal, query, folder, llm, config, memo, prompts)
         stage = "extractive"
         return _extractive_citations(run, proposal, query, folder, config)
     except Exception as exc:  # advisory: a bug here must cost the citations, not the review

@@ -21,7 +21,7 @@ from app.core.results import Citation, Usage
 from app.pipeline.blindspot import CRITIC_PROMPTS, JUDGE_PROMPT, run_blindspots
 from app.pipeline.ports import LlmError, LlmRequest
 from app.pipeline.structured import StepOverrides
-from app.prompts import PromptFiles
+from app.prompts import PromptFiles, packaged
 from tests.fakes import blindspot_answers
 from tests.fakes.blindspot_answers import ALL_CATEGORIES, ad_answer, da_answer, judge_echo_answer, pm_answer
 from tests.fakes.llm import FakeLlm
@@ -92,6 +92,7 @@ def run(adr: Adr, fake: FakeLlm, **kw: Any):
     # These tests account for every finding; the noise budget's default cap (5) has its own tests.
     config = kw.pop("config", BlindSpotConfig(max_findings=20))
     seed = kw.pop("seed", 7)
+    kw.setdefault("prompts", packaged())
     return run_blindspots(adr, kw.pop("citations", CITATIONS), fake, config=config, seed=seed, **kw)
 
 

@@ -19,7 +19,7 @@ from app.core.results import Candidate, EmptyReason, RetrievalResult
 from app.core.text import contains_verbatim, tokenize
 from app.pipeline.ports import LlmError, SyncReport
 from app.pipeline.recall import PROMPT_NAME, build_query_text, recall_query, run_recall, search_query
-from app.prompts import PromptFiles
+from app.prompts import PromptFiles, packaged
 from tests.fakes.llm import FakeLlm
 from tests.fakes.messages_server import FakeMessagesServer, Reply, recall_candidates
 
@@ -159,6 +159,7 @@ def recall(
     config: RepoConfig | None = None,
     **kw: Any,
 ) -> Any:
+    kw.setdefault("prompts", packaged())
     return run_recall(proposal, index or FakeIndex(FOLDER), FOLDER, llm, config=config or RepoConfig(), **kw)
 
 
@@ -327,7 +328,12 @@ def test_a_sixth_citation_and_an_unknown_relevance_are_repaired_not_fatal() -> N
     llm = FakeLlm().on(PROMPT_NAME, answer)
     # unscored candidates: all seven are offered, so the model can cite a sixth
     result = run_recall(
-        PROPOSAL, FakeIndex(folder, qualify=0.0, scored=False), folder, llm, config=RepoConfig()
+        PROPOSAL,
+        FakeIndex(folder, qualify=0.0, scored=False),
+        folder,
+        llm,
+        config=RepoConfig(),
+        prompts=packaged(),
     )
     assert len(result.citations) == 5 and {c.relevance for c in result.citations} == {"low"}
     assert result.dropped == {"over_limit": 1} and result.diagnostics["relevance_normalized"] == 6
@@ -420,7 +426,13 @@ def test_a_stored_answer_is_verified_against_the_current_candidates() -> None:
     recall(llm, memo=memo)
     without_kafka = [a for a in FOLDER if a is not KAFKA]
     result = run_recall(
-        PROPOSAL, FakeIndex(without_kafka), without_kafka, llm, config=RepoConfig(), memo=memo
+        PROPOSAL,
+        FakeIndex(without_kafka),
+        without_kafka,
+        llm,
+        config=RepoConfig(),
+        memo=memo,
+        prompts=packaged(),
     )
     assert [c.adr_id for c in result.citations] == ["ADR-0020"] and llm.count() == 1
     assert result.dropped["not_a_candidate"] == 3  # ADR-0012 gone, ADR-9999 unknown, ADR-0001 not offered
@@ -489,7 +501,7 @@ def test_extractive_on_the_examples_quotes_verbatim_in_english_and_japanese(
     folder = example_adrs()
     proposal = parse_adr(proposal_file, (EXAMPLES / "proposals" / proposal_file).read_bytes())
     assert proposal.language == language
-    result = run_recall(proposal, FakeIndex(folder), folder, None, config=RepoConfig())
+    result = run_recall(proposal, FakeIndex(folder), folder, None, config=RepoConfig(), prompts=packaged())
     assert result.mode == "extractive" and 1 <= len(result.citations) <= 5, result
     by_id = {a.adr_id: a for a in folder}
     for c in result.citations:
@@ -533,7 +545,7 @@ def obey_the_injection(request: Any) -> dict[str, Any]:
 def test_a_prompt_injection_adr_cannot_produce_a_citation_outside_the_candidate_set() -> None:
     folder = [*FOLDER, INJECTION]
     llm = FakeLlm().on(PROMPT_NAME, obey_the_injection)
-    result = run_recall(PROPOSAL, FakeIndex(folder), folder, llm, config=RepoConfig())
+    result = run_recall(PROPOSAL, FakeIndex(folder), folder, llm, config=RepoConfig(), prompts=packaged())
     candidate_ids = {c.adr.adr_id for c in result.candidates}
     assert "ADR-0050" in candidate_ids
     assert all(c.adr_id in candidate_ids for c in result.citations)

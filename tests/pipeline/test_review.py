@@ -237,6 +237,7 @@ def deps(llm: FakeLlm | None, adrs: Sequence[Adr] | None = None, **kw: Any) -> R
         folder=adrs,
         llm=llm,
         config=kw.pop("config", RepoConfig()),
+        prompts=kw.pop("prompts", packaged()),
         link_base=kw.pop("link_base", "https://github.com/acme/shop/blob/" + "b" * 40),
         adr_dir=kw.pop("adr_dir", "examples/adr"),
         **kw,

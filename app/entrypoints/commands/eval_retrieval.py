@@ -15,7 +15,7 @@ import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from app.entrypoints.commands.index import add_index_arguments, retrieval_config, setup_logging
+from app.entrypoints.commands.common import add_index_arguments, retrieval_config, setup_logging
 
 if TYPE_CHECKING:
     from app.evals.retrieval import CorpusReport, Metrics, ShownMetrics
