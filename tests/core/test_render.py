@@ -492,7 +492,8 @@ NOT_CHECKED_LLM = (
     "Code did not check that an ADR is really related: that, and its relevance, is the model's judgement."
 )
 NOT_CHECKED_EXTRACTIVE = (
-    "Code did not check that an ADR is really related; it is listed because the search ranked it close."
+    "Code did not check that an ADR is really related; it is listed because its search evidence reached the floor"
+    " for a citation (the label says how strong it is)."
 )
 
 

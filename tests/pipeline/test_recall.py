@@ -470,7 +470,7 @@ def test_an_extractive_reason_from_the_proposal_caps_the_best_hit_at_med() -> No
         "* Status: accepted\n\n## Decision\nTBD.\n",
     )
     folder = [empty, *FOLDER]
-    result = run_recall(PROPOSAL, FakeIndex(folder), folder, None, config=RepoConfig())
+    result = run_recall(PROPOSAL, FakeIndex(folder), folder, None, config=RepoConfig(), prompts=packaged())
     assert result.mode == "extractive" and result.dropped == {}
     first, *rest = result.citations
     assert (first.adr_id, first.quoted_from, first.relevance) == ("ADR-0050", "proposal", "med")
