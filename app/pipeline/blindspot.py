@@ -28,6 +28,7 @@ from app.config import BlindSpotConfig
 from app.core.adr import Adr
 from app.core.finding_checks import (
     code_exclusions,
+    dropped_by_judge,
     judge_exclusions,
     known_adr_ids,
     verify_finding,
@@ -114,6 +115,7 @@ def run_blindspots(
         futures = [pool.submit(run_critic, ctx, node, base, perspectives, base["language"]) for node in nodes]
         outcomes = [f.result() for f in futures]
     passages = passages_of(proposal)
+    markdown = is_markdown_path(proposal.path)
     known = known_adr_ids(proposal.adr_id, passages, (c.adr_id for c in citations))
     outcomes = [
         replace(o, findings=tuple(verify_finding(f, passages, known) for f in o.findings)) for o in outcomes
@@ -172,22 +174,27 @@ def run_blindspots(
             [judged_finding(jf, allowed, by_id) for jf in answer.findings], passages, known
         )
         unverified.extend(judge_unverified)
+        merged_ids = [i for jf in answer.findings for i in jf.merged_ids]
+        claimed = [(x.id, x.quote) for x in answer.excluded]
         claims = judge_exclusions(
-            [(x.id, x.quote) for x in answer.excluded],
-            by_id,
-            passages,
-            shown_ids=(i for jf in answer.findings for i in jf.merged_ids),
+            claimed, by_id, passages, proposal.sections, markdown=markdown, shown_ids=merged_ids
         )
         findings = [*findings, *claims.restored]
         exclusions.extend(claims.exclusions)
         self_assessment = answer.self_assessment
+        rejected = claims.rejected
         dropped["judge_excluded_as_covered"] = len(claims.exclusions)
-        dropped["judge_exclusion_unverified"] = claims.unverified
+        dropped["judge_exclusion_unverified"] = rejected.get("not_verbatim", 0) + rejected.get(
+            "unknown_id", 0
+        )
+        dropped["judge_exclusion_not_covering"] = rejected.get("not_covering_section", 0)
+        dropped["judge_exclusion_off_subject"] = rejected.get("off_subject", 0)
+        dropped["judge_dropped"] = len(dropped_by_judge(by_id, merged_ids, (fid for fid, _ in claimed)))
 
     findings, merged = dedupe_findings(findings)
-    items = own_risk_items(proposal.sections, OWN_RISK_SECTIONS, markdown=is_markdown_path(proposal.path))
+    items = own_risk_items(proposal.sections, OWN_RISK_SECTIONS, markdown=markdown)
     findings, covered = exclude_covered(findings, items)
-    exclusions.extend(code_exclusions(covered, passages))
+    exclusions.extend(code_exclusions(covered, passages, proposal.sections, markdown=markdown))
     dropped["merged_duplicates"] = merged
     dropped["covered_by_adr"] = len(covered)
     dropped["unverified"] = len(unverified)
@@ -209,6 +216,7 @@ def run_blindspots(
         unverified=unverified_shown,
         exclusions=tuple(exclusions),
         low_confidence_count=low_confidence,
+        raised_count=len(critic_findings),
     )
 
 
