@@ -20,7 +20,8 @@ from typing import Literal
 
 from app.core.citations import EMPTY_REASON, TOO_SHORT, QuoteCheck, check_quote, id_key
 from app.core.findings import content_tokens
-from app.core.passages import Passage, reader_passages
+from app.core.adr import Adr
+from app.core.passages import Passage, is_markdown_path, passages_of, reader_passages
 from app.core.results import Exclusion, Finding, Unverified
 from app.core.text import normalize_for_match
 
@@ -81,11 +82,13 @@ MIN_SUBJECT_OVERLAP = 0.35
 Rejection = Literal["not_verbatim", "not_covering_section", "off_subject", "unknown_id"]
 
 
-def covering_section(quote: str, sections: Mapping[str, str], *, markdown: bool = True) -> str | None:
-    """The first of COVERING_SECTIONS whose text has `quote` as one passage (checked like any quote),
-    or None: the quote stands elsewhere (Context, a heading, the title) or nowhere."""
+def covering_section(quote: str, adr: Adr) -> str | None:
+    """The first of COVERING_SECTIONS whose text (as the parser cut it) has `quote` as one passage,
+    checked like any quote, or None: the quote stands elsewhere (Context, a heading, the title) or
+    nowhere."""
+    markdown = is_markdown_path(adr.path)
     for name in COVERING_SECTIONS:
-        text = sections.get(name) or ""
+        text = adr.sections.get(name) or ""
         if text.strip() and check_quote(quote, reader_passages(text, markdown=markdown)).ok:
             return name
     return None
@@ -101,11 +104,19 @@ def _terms(text: str) -> frozenset[str]:
     return frozenset(t if t.endswith("ss") else _PLURAL.sub("", t) for t in content_tokens(text))
 
 
-def subject_overlap(passage: str, finding: Finding) -> float:
+def subject_overlap(passage: str, finding: Finding, topic: str = "") -> float:
     """How much the covering passage and the finding talk about the same things, 0..1: the content
-    terms they share over the smaller term set (the finding's quote and gap; the title restates them)."""
+    terms they share over the smaller term set (the finding's quote and gap; its title restates them).
+
+    The terms of `topic` (the ADR's title) are left out on both sides while anything else is left:
+    every passage of the ADR shares them ("review", "queue" in "Queue the reviews"), so they say
+    nothing about which of its subjects a passage is on.
+    """
+    background = _terms(topic)
     covering = _terms(passage)
     about = _terms(f"{finding.quote}\n{finding.gap}")
+    covering = covering - background or covering
+    about = about - background or about
     if not covering or not about:
         return 0.0
     return len(covering & about) / min(len(covering), len(about))
@@ -120,17 +131,15 @@ class ExclusionCheck:
     covered_in: str = ""  # the canonical section of COVERING_SECTIONS the passage stands in
 
 
-def check_exclusion(
-    quote: str, finding: Finding, passages: Sequence[Passage], sections: Mapping[str, str], *, markdown: bool
-) -> ExclusionCheck:
+def check_exclusion(quote: str, finding: Finding, adr: Adr) -> ExclusionCheck:
     """Whether `quote` covers `finding`: a passage of the ADR, in a covering section, about its subject."""
-    check = check_quote(quote, passages)
+    check = check_quote(quote, passages_of(adr))
     if not check.ok:
         return ExclusionCheck("not_verbatim", check)
-    section = covering_section(check.quote, sections, markdown=markdown)
+    section = covering_section(check.quote, adr)
     if section is None:
         return ExclusionCheck("not_covering_section", check)
-    if subject_overlap(check.quote, finding) < MIN_SUBJECT_OVERLAP:
+    if subject_overlap(check.quote, finding, adr.title) < MIN_SUBJECT_OVERLAP:
         return ExclusionCheck("off_subject", check, section)
     return ExclusionCheck(None, check, section)
 
@@ -145,10 +154,7 @@ class JudgeExclusions:
 def judge_exclusions(
     claims: Sequence[tuple[str, str]],
     by_id: Mapping[str, Finding],
-    passages: Sequence[Passage],
-    sections: Mapping[str, str],
-    *,
-    markdown: bool = True,
+    adr: Adr,
     shown_ids: Iterable[str] = (),
 ) -> JudgeExclusions:
     """Check the Judge's (finding id, covering quote) claims against the ADR (the module doc's rule).
@@ -166,7 +172,7 @@ def judge_exclusions(
         if finding is None:
             rejected["unknown_id"] = rejected.get("unknown_id", 0) + 1
             continue
-        verdict = check_exclusion(quote, finding, passages, sections, markdown=markdown)
+        verdict = check_exclusion(quote, finding, adr)
         if verdict.rejected is None:
             heading = verdict.quote.passage.section if verdict.quote.passage else ""
             exclusions.append(
@@ -193,18 +199,13 @@ def dropped_by_judge(
     return tuple(i for i in critic_ids if i not in accounted)
 
 
-def code_exclusions(
-    covered: Sequence[tuple[Finding, str]],
-    passages: Sequence[Passage],
-    sections: Mapping[str, str],
-    *,
-    markdown: bool = True,
-) -> tuple[Exclusion, ...]:
+def code_exclusions(covered: Sequence[tuple[Finding, str]], adr: Adr) -> tuple[Exclusion, ...]:
     """The code guard's exclusions, each with the statement of the ADR's own risks that covers it."""
     out = []
+    passages = passages_of(adr)
     for finding, item in covered:
         check = check_quote(item, passages)
         section = check.passage.section if check.passage else ""
-        covered_in = covering_section(item, sections, markdown=markdown) or ""
+        covered_in = covering_section(item, adr) or ""
         out.append(Exclusion(finding.title, item, section, "code", finding.source, covered_in))
     return tuple(out)

@@ -115,7 +115,6 @@ def run_blindspots(
         futures = [pool.submit(run_critic, ctx, node, base, perspectives, base["language"]) for node in nodes]
         outcomes = [f.result() for f in futures]
     passages = passages_of(proposal)
-    markdown = is_markdown_path(proposal.path)
     known = known_adr_ids(proposal.adr_id, passages, (c.adr_id for c in citations))
     outcomes = [
         replace(o, findings=tuple(verify_finding(f, passages, known) for f in o.findings)) for o in outcomes
@@ -176,9 +175,7 @@ def run_blindspots(
         unverified.extend(judge_unverified)
         merged_ids = [i for jf in answer.findings for i in jf.merged_ids]
         claimed = [(x.id, x.quote) for x in answer.excluded]
-        claims = judge_exclusions(
-            claimed, by_id, passages, proposal.sections, markdown=markdown, shown_ids=merged_ids
-        )
+        claims = judge_exclusions(claimed, by_id, proposal, shown_ids=merged_ids)
         findings = [*findings, *claims.restored]
         exclusions.extend(claims.exclusions)
         self_assessment = answer.self_assessment
@@ -192,9 +189,9 @@ def run_blindspots(
         dropped["judge_dropped"] = len(dropped_by_judge(by_id, merged_ids, (fid for fid, _ in claimed)))
 
     findings, merged = dedupe_findings(findings)
-    items = own_risk_items(proposal.sections, OWN_RISK_SECTIONS, markdown=markdown)
+    items = own_risk_items(proposal.sections, OWN_RISK_SECTIONS, markdown=is_markdown_path(proposal.path))
     findings, covered = exclude_covered(findings, items)
-    exclusions.extend(code_exclusions(covered, passages, proposal.sections, markdown=markdown))
+    exclusions.extend(code_exclusions(covered, proposal))
     dropped["merged_duplicates"] = merged
     dropped["covered_by_adr"] = len(covered)
     dropped["unverified"] = len(unverified)

@@ -411,7 +411,11 @@ def test_a_finding_is_verified_like_a_citation_reason(
 
 
 def test_a_fabricated_exclusion_does_not_hide_the_finding() -> None:
-    by_id = {"pm-1": finding("Timeouts block workers"), "pm-2": finding("Retries are undefined")}
+    adr = parse_adr("0042-queue.md", ADR_TEXT.encode())
+    by_id = {
+        "pm-1": finding("Timeouts block workers", gap="A slow call keeps its worker blocked until the timeout."),
+        "pm-2": finding("Retries are undefined"),
+    }
     result = judge_exclusions(
         [
             ("pm-1", "A slow model call blocks one worker for its whole timeout."),  # the ADR says so
@@ -419,7 +423,7 @@ def test_a_fabricated_exclusion_does_not_hide_the_finding() -> None:
             ("pm-9", "A slow model call blocks one worker for its whole timeout."),  # no such finding
         ],
         by_id,
-        PASSAGES,
+        adr,
     )
     assert [(x.title, x.quote, x.section, x.by) for x in result.exclusions] == [
         (
@@ -430,7 +434,7 @@ def test_a_fabricated_exclusion_does_not_hide_the_finding() -> None:
         )
     ]
     assert [f.title for f in result.restored] == ["Retries are undefined"]
-    assert result.unverified == 2
+    assert result.rejected == {"not_verbatim": 1, "unknown_id": 1}
 
 
 def test_own_risk_items_are_passages_a_reader_sees() -> None:

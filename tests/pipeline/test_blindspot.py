@@ -675,9 +675,10 @@ def test_the_result_survives_a_checkpoint_round_trip(adr: Adr) -> None:
     # the unverified findings and the exclusions survive it too
     judge = judge_with(
         [jf("Made up", quote="We will rewrite the ADR parser in Rust"), jf("Real one")],
-        excluded=[{"id": "pm-1", "quote": "Vendor lock-in to one LLM provider."}],
+        excluded=[{"id": "da-3", "quote": "Vendor lock-in to one LLM provider."}],
     )
-    result = run(adr, happy().on(JUDGE, judge))
+    critics = da_answer(["No cost ceiling", "No rollback trigger", "Lock-in to one vendor"])
+    result = run(adr, happy().on(JUDGE, judge).on(DA, critics))
     assert result.unverified and result.exclusions
     assert blindspots_from_dict(json.loads(json.dumps(blindspots_to_dict(result)))) == result
 

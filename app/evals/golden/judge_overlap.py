@@ -44,6 +44,7 @@ def exclusion_pairs(prompts_dir: Path = PROMPTS_DIR) -> tuple[list[Pair], list[P
     for case in cases:
         recording = load_recording(folder, case.id)
         m = _FINDINGS.search(suite.request(case, prompt).user)
+        title = suite._inputs(case, prompt)[1].title
         if recording is None or m is None:
             continue
         items = {it["id"]: it for it in json.loads(m.group(1))}
@@ -57,14 +58,14 @@ def exclusion_pairs(prompts_dir: Path = PROMPTS_DIR) -> tuple[list[Pair], list[P
             target = items.get(x["id"])
             if target is None:
                 continue
-            held.append(Pair(case.id, x["id"], x["id"], subject_overlap(x["quote"], _finding(target))))
+            held.append(Pair(case.id, x["id"], x["id"], subject_overlap(x["quote"], _finding(target), title)))
             for fid, it in items.items():
                 related = fid == x["id"] or fid in together.get(x["id"], ())
                 if related or (
                     it.get("dedupe_group") and it.get("dedupe_group") == target.get("dedupe_group")
                 ):
                     continue
-                off.append(Pair(case.id, x["id"], fid, subject_overlap(x["quote"], _finding(it))))
+                off.append(Pair(case.id, x["id"], fid, subject_overlap(x["quote"], _finding(it), title)))
     return held, off
 
 
