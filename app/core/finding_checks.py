@@ -18,9 +18,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Literal
 
+from app.core.adr import Adr
 from app.core.citations import EMPTY_REASON, TOO_SHORT, QuoteCheck, check_quote, id_key
 from app.core.findings import content_tokens
-from app.core.adr import Adr
 from app.core.passages import Passage, is_markdown_path, passages_of, reader_passages
 from app.core.results import Exclusion, Finding, Unverified
 from app.core.text import normalize_for_match

@@ -413,7 +413,9 @@ def test_a_finding_is_verified_like_a_citation_reason(
 def test_a_fabricated_exclusion_does_not_hide_the_finding() -> None:
     adr = parse_adr("0042-queue.md", ADR_TEXT.encode())
     by_id = {
-        "pm-1": finding("Timeouts block workers", gap="A slow call keeps its worker blocked until the timeout."),
+        "pm-1": finding(
+            "Timeouts block workers", gap="A slow call keeps its worker blocked until the timeout."
+        ),
         "pm-2": finding("Retries are undefined"),
     }
     result = judge_exclusions(

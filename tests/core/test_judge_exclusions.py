@@ -114,7 +114,8 @@ ON_TIMEOUTS = finding(
     "Reviews run on a queue with three workers.", "A long model call holds a worker until its timeout."
 )
 ON_READING = finding(
-    "Reviews run on a queue with three workers.", "Long comments go unread, so findings that matter are missed."
+    "Reviews run on a queue with three workers.",
+    "Long comments go unread, so findings that matter are missed.",
 )
 ON_FATIGUE_JA = finding(
     "レビューは 3 つのワーカーを持つキューで実行する。",
@@ -126,10 +127,34 @@ ON_FATIGUE_JA = finding(
     ("adr", "quote", "about", "rejected", "covered_in"),
     [
         # the done-when: a verbatim Context sentence on the very subject still covers nothing
-        (ADR_EN, "Reviews are slow because one reviewer reads every ADR by hand.", ON_READING, "not_covering_section", ""),
-        (ADR_EN, "A slow model call blocks one worker for its whole timeout.", ON_TIMEOUTS, None, "consequences"),
-        (ADR_EN, "A slow model call blocks one worker for its whole timeout.", ON_READING, "off_subject", "consequences"),
-        (ADR_EN, "Reviewers may stop reading long comments and miss the findings that matter.", ON_READING, None, "risks"),
+        (
+            ADR_EN,
+            "Reviews are slow because one reviewer reads every ADR by hand.",
+            ON_READING,
+            "not_covering_section",
+            "",
+        ),
+        (
+            ADR_EN,
+            "A slow model call blocks one worker for its whole timeout.",
+            ON_TIMEOUTS,
+            None,
+            "consequences",
+        ),
+        (
+            ADR_EN,
+            "A slow model call blocks one worker for its whole timeout.",
+            ON_READING,
+            "off_subject",
+            "consequences",
+        ),
+        (
+            ADR_EN,
+            "Reviewers may stop reading long comments and miss the findings that matter.",
+            ON_READING,
+            None,
+            "risks",
+        ),
         (ADR_EN, "Retries follow the platform's default policy.", ON_TIMEOUTS, "not_verbatim", ""),
         (ADR_JA, "長いコメントが続くとアラート疲労で指摘が読まれなくなる。", ON_FATIGUE_JA, None, "risks"),
         (
@@ -179,7 +204,9 @@ def test_the_threshold_lies_between_one_term_in_three_and_two_in_five() -> None:
     # (tests/evals/test_judge_exclusion_threshold.py); a mutant at or below it, or above 0.4, fails here.
     assert 1 / 3 < MIN_SUBJECT_OVERLAP <= 0.4
     off = subject_overlap("alpha bravo charlie", finding("alpha", "delta echo"))
-    on = subject_overlap("alpha bravo charlie delta echo", finding("alpha bravo", "kilo lima mike november oscar"))
+    on = subject_overlap(
+        "alpha bravo charlie delta echo", finding("alpha bravo", "kilo lima mike november oscar")
+    )
     assert off < MIN_SUBJECT_OVERLAP <= on
 
 
@@ -196,7 +223,12 @@ def test_claims_that_do_not_hold_put_the_finding_back_and_are_counted_by_why() -
         ADR_EN,
     )
     assert [(x.quote, x.section, x.covered_in, x.by) for x in result.exclusions] == [
-        ("A slow model call blocks one worker for its whole timeout.", "Consequences", "consequences", "judge")
+        (
+            "A slow model call blocks one worker for its whole timeout.",
+            "Consequences",
+            "consequences",
+            "judge",
+        )
     ]
     assert result.restored == (ON_READING, ON_FATIGUE_JA)
     assert result.rejected == {"not_covering_section": 1, "off_subject": 1, "unknown_id": 1}

@@ -640,7 +640,10 @@ def test_unverified_findings_and_exclusions_are_collapsed_apart_from_the_finding
     tokens = MD.parse(body)
     details = [t.content for t in tokens if t.type == "html_block" and t.content.startswith("<details")]
     assert "<details>\n<summary>⚠️ Not verified (2)</summary>\n" in details  # closed
-    assert "<details>\n<summary>✅ Already covered by the ADR (2 · covered in Risks ×1, Consequences ×1)</summary>\n" in details
+    assert (
+        "<details>\n<summary>✅ Already covered by the ADR (2 · covered in Risks ×1, Consequences ×1)</summary>\n"
+        in details
+    )
     # the shown findings are still the four verified ones: the unverified are neither numbered nor counted
     assert "4 findings from" in body and "**5." not in body
     unverified_part = body.split("⚠️ Not verified")[1].split("</details>")[0]

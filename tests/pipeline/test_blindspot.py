@@ -514,7 +514,13 @@ def test_judge_labels_are_normalised_not_trusted(adr: Adr) -> None:
                     source=["Devil's Advocate"],
                     merged_ids=["da-1"],
                 ),
-                jf("B", severity="whatever", actionability="panic", source=["gpt-5", "PM"], merged_ids=["pm-1"]),
+                jf(
+                    "B",
+                    severity="whatever",
+                    actionability="panic",
+                    source=["gpt-5", "PM"],
+                    merged_ids=["pm-1"],
+                ),
                 jf("C", severity="LOW", actionability="Watch", source=["made-up"], merged_ids=["da-3"]),
                 jf("D", source=["premortem"], merged_ids=["da-2", "pm-3", "zz-9"]),
                 # merged no critic finding it was shown: the Judge's own, whatever `source` claims

@@ -113,7 +113,9 @@ def test_a_judge_that_drops_some_says_how_many(adr: Adr) -> None:
     assert "The Judge dropped 5 findings of the 7 the critics raised" in comment(adr, result, "en")
 
 
-@pytest.mark.parametrize(("language", "text"), [("en", "No blind spots found"), ("ja", "見落としは見つかりませんでした")])
+@pytest.mark.parametrize(
+    ("language", "text"), [("en", "No blind spots found"), ("ja", "見落としは見つかりませんでした")]
+)
 def test_no_blind_spots_only_when_the_critics_raised_none(adr: Adr, language: str, text: str) -> None:
     result = run(adr, happy().on(JUDGE, judge_with([])))
     assert text not in comment(adr, result, language)
