@@ -211,12 +211,14 @@ def test_the_threshold_lies_between_one_term_in_three_and_two_in_five() -> None:
 
 
 def test_claims_that_do_not_hold_put_the_finding_back_and_are_counted_by_why() -> None:
-    by_id = {"pm-1": ON_TIMEOUTS, "pm-2": ON_READING, "pm-3": ON_FATIGUE_JA}
+    made_up = finding("Reviews run on a queue with three workers.", "Retries are undefined.")
+    by_id = {"pm-1": ON_TIMEOUTS, "pm-2": ON_READING, "pm-3": ON_FATIGUE_JA, "pm-4": made_up}
     result = judge_exclusions(
         [
             ("pm-1", "A slow model call blocks one worker for its whole timeout."),  # holds
             ("pm-2", "Reviews are slow because one reviewer reads every ADR by hand."),  # Context
             ("pm-3", "A slow model call blocks one worker for its whole timeout."),  # another subject
+            ("pm-4", "Retries follow the platform's default policy."),  # the ADR does not say it
             ("pm-9", "A slow model call blocks one worker for its whole timeout."),  # no such finding
         ],
         by_id,
@@ -230,8 +232,13 @@ def test_claims_that_do_not_hold_put_the_finding_back_and_are_counted_by_why() -
             "judge",
         )
     ]
-    assert result.restored == (ON_READING, ON_FATIGUE_JA)
-    assert result.rejected == {"not_covering_section": 1, "off_subject": 1, "unknown_id": 1}
+    assert result.restored == (ON_READING, ON_FATIGUE_JA, made_up)
+    assert result.rejected == {
+        "not_covering_section": 1,
+        "off_subject": 1,
+        "not_verbatim": 1,
+        "unknown_id": 1,
+    }
 
 
 def test_a_claim_on_a_finding_the_judge_merged_is_not_shown_twice() -> None:
