@@ -72,8 +72,9 @@ def verify_findings(
 # what the ADR says can go wrong, what it costs, what it weighed instead, what it decides, how it backs
 # out. Context, status and confirmation describe; they cover nothing.
 COVERING_SECTIONS = ("risks", "consequences", "alternatives", "decision", "rollback")
-# The share of content terms (function words out; CJK as kanji / katakana bigrams) that the covering
-# passage and the finding's quote + gap have in common, over the smaller of the two term sets. Chosen on
+# The share of content terms (function words out; CJK as kanji / katakana bigrams; an English plural
+# folded; the ADR title's terms left out) that the covering passage and the finding's quote + gap have
+# in common, over the smaller of the two term sets (subject_overlap). Chosen on
 # the Judge's golden cases (docs/golden-eval.md, "Judge exclusions"): each of their 5 exclusions scores
 # 1.0 against the finding it excludes; the same passages against the 65 other findings of their cases
 # score at most 0.333 (one shared katakana word), so 0.35 is the lowest value that holds none of those.

@@ -6,8 +6,11 @@
 
 Every finding is checked (app/core/findings.py): its quote must be one passage of the ADR as a reader
 sees it and every ADR it names one it was shown; one that fails is listed apart as unverified, never
-among the findings. The Judge's exclusions must name the ADR passage that covers them, or the finding
-is put back. The critics and the Judge write in `language` (the repo setting, else the ADR's own).
+among the findings. A Judge's exclusion holds only when it names a passage of a section that can cover
+a risk, about the finding's subject (app/core/finding_checks.py), or the finding is put back; the critic
+findings the Judge neither kept nor claimed as covered are counted as dropped by it, and a finding it
+merged from no critic finding is its own. The critics and the Judge write in `language` (the repo
+setting, else the ADR's own).
 
 Degradation, never failure: a critic that fails is left out and recorded; if every critic fails the
 stage is skipped; if the Judge fails the critics' findings are shown un-judged after the code-level
