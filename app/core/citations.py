@@ -26,7 +26,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, cast
 
-from app.core.adr import Adr, canonical_id_key
+from app.core.adr import Adr, canonical_id_key, strip_list_marker
 from app.core.passages import Passage, passages_of
 from app.core.results import QuoteSource, Relevance
 from app.core.text import contains_verbatim, normalize, normalize_for_match
@@ -104,14 +104,16 @@ def check_quote(quote: Any, *sources: Sequence[Passage]) -> QuoteCheck:
     """Whether `quote` is one passage's verbatim text (in the first source that has it), with substance.
 
     Forgiven, and shown in the verified form: quote marks wrapped around the quote, a full stop the
-    passage does not have, and inline Markdown marks (`code`, **strong**, _em_) copied from the source
-    that a reader does not see. Nothing else: not a changed character, not a join.
+    passage does not have, inline Markdown marks (`code`, **strong**, _em_) copied from the source
+    that a reader does not see, and a leading list marker (`* `, `- `, `1. `). Nothing else: not a
+    changed character, not a join.
     """
     text = quote.strip() if isinstance(quote, str) else ""
     if not text:
         return QuoteCheck("", EMPTY_REASON)
     variants = [text]
-    for variant in (_trim(text), _unmark(text), _trim(_unmark(text))):
+    bare = strip_list_marker(text)
+    for variant in (_trim(text), _unmark(text), _trim(_unmark(text)), bare, _trim(_unmark(bare))):
         if variant and variant not in variants:
             variants.append(variant)
     for variant in variants:

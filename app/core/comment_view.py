@@ -8,6 +8,7 @@ what goes where; render.py loads the tables and the templates.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -201,6 +202,8 @@ def build_view(
                         "suggested": Untrusted(f.suggested_action),
                         "id": ids[id(f)],
                         "checkbox": checkbox(ids[id(f)], t["adopted_box"].format(id=ids[id(f)])),
+                        # judged, but the Judge gave it no confidence (or it is a critic finding put back)
+                        "unscored": bs.status == "judged" and f.confidence is None,
                     }
                 )
             if items:
@@ -307,6 +310,8 @@ def build_view(
             else None
         ),
         "groups": groups,
+        "none_text": _none_text(bs, t),
+        "judge_notes": _judge_notes(bs, t),
         "feedback_hint": t["feedback_hint"] if shown_total else None,
         "unverified": _unverified_view(bs, t, labels),
         "excluded": _excluded_view(bs, t, labels),
@@ -319,6 +324,31 @@ def build_view(
         "emoji": {"critical": "🔴", "high": "🟠", "medium": "🟡", "low": "⚪"},
         "relevance_emoji": {"high": "🟢", "med": "🔵", "low": "⚪"},
     }
+
+
+def _none_text(bs: BlindSpotResult | None, t: Strings) -> str:
+    """What an empty blind-spot section says: "none found" only when the critics raised nothing."""
+    if bs is None:
+        return t["blind_none"]
+    raised = bs.raised_count + len(bs.unverified)
+    return _n(t["blind_none_raised"], raised) if raised else t["blind_none"]
+
+
+def _judge_notes(bs: BlindSpotResult | None, t: Strings) -> list[str]:
+    """What the Judge left out and the code put back, counted (trusted strings, numbers only)."""
+    if bs is None or bs.status != "judged":
+        return []
+    notes = []
+    dropped = int(bs.dropped.get("judge_dropped", 0))
+    if dropped:
+        notes.append(_n(t["judge_dropped"], dropped, total=bs.raised_count))
+    rejected = sum(
+        int(bs.dropped.get(k, 0))
+        for k in ("judge_exclusion_unverified", "judge_exclusion_not_covering", "judge_exclusion_off_subject")
+    )
+    if rejected:
+        notes.append(_n(t["exclusions_rejected"], rejected))
+    return notes
 
 
 def _more(n: int, t: Strings) -> str | None:
@@ -361,4 +391,14 @@ def _excluded_view(bs: BlindSpotResult | None, t: Strings, labels: Labels) -> di
         }
         for x in bs.exclusions[:MAX_LISTED]
     ]
-    return {"count": len(bs.exclusions), "items": items, "more": _more(len(bs.exclusions) - len(items), t)}
+    per_section = Counter(x.covered_in for x in bs.exclusions if x.covered_in)
+    sections = t["list_sep"].join(
+        t["excluded_section_count"].format(section=_label(labels, "covering_section", k), n=n)
+        for k, n in per_section.items()
+    )
+    return {
+        "count": len(bs.exclusions),
+        "sections": t["excluded_sections"].format(items=sections) if sections else None,
+        "items": items,
+        "more": _more(len(bs.exclusions) - len(items), t),
+    }

@@ -182,6 +182,7 @@ class Exclusion:
     section: str
     by: Literal["judge", "code"]  # the Judge said so (and named the passage), or the code guard found it
     source: tuple[str, ...] = ()
+    covered_in: str = ""  # the canonical section the passage stands in (risks, consequences, ...)
 
 
 @dataclass(frozen=True)
@@ -201,12 +202,18 @@ class BlindSpotResult:
     perspective_weights: Mapping[str, int] = field(default_factory=dict)
     # reason -> count of findings not shown for a reason other than the cap: "merged_duplicates",
     # "covered_by_adr" (code check), "judge_excluded_as_covered" (the Judge, its passage verified),
-    # "judge_exclusion_unverified" (the Judge named no real passage: the finding was put back),
+    # "judge_exclusion_unverified" (the Judge named no real passage or no finding it was shown: put back),
+    # "judge_exclusion_not_covering" / "judge_exclusion_off_subject" (a real passage, but outside the
+    # sections that can cover a risk, or about something else: put back), "judge_dropped" (critic
+    # findings the Judge neither merged into a finding nor claimed as covered),
     # "unverified" (quote not found or an unknown ADR named: listed apart, see `unverified`)
     dropped: Mapping[str, int] = field(default_factory=dict)
     unverified: tuple[Finding, ...] = ()  # findings whose quote or ADR ids did not verify, labelled
     exclusions: tuple[Exclusion, ...] = ()  # "already covered by the ADR", each with its passage
     low_confidence_count: int = 0  # judged findings held back below blindspot.min_confidence
+    # The critic findings whose quote verified (what the Judge was shown), before the Judge and the
+    # guards: "no blind spots found" is said only when this is 0 and nothing is listed as unverified.
+    raised_count: int = 0
 
     @property
     def usage(self) -> Usage:

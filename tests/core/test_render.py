@@ -106,6 +106,7 @@ def english_review() -> Review:
             "State the delivery guarantee and make the billing consumer idempotent on the order id.",
             "delivery-semantics",
             "technical",
+            confidence=0.9,
         ),
         Finding(
             ("premortem",),
@@ -119,6 +120,7 @@ def english_review() -> Review:
             "Add a runbook and a game day before the cut-over.",
             "operability",
             "operational",
+            confidence=0.8,
         ),
         Finding(
             ("devils_advocate",),
@@ -131,6 +133,7 @@ def english_review() -> Review:
             "Keep personal data out of events or key them for crypto-shredding.",
             "privacy",
             "business_regulatory",
+            confidence=0.7,
         ),
         Finding(
             ("devils_advocate",),
@@ -142,6 +145,7 @@ def english_review() -> Review:
             "Producers fail closed when the registry is down.",
             "Cache schemas in producers.",
             "registry",
+            confidence=0.6,
         ),
     )
     blind = BlindSpotResult(
@@ -203,6 +207,7 @@ def japanese_review() -> Review:
             "ロックを heartbeat で延長するか、TTL を gate の最大実行時間より長くする。",
             "lock-ttl",
             "technical",
+            confidence=0.9,
         ),
         Finding(
             ("premortem",),
@@ -215,6 +220,7 @@ def japanese_review() -> Review:
             "実測結果を ADR に追記し、CI の state サイズ回帰テストを先に入れる。",
             "do-size",
             "operational",
+            confidence=0.7,
         ),
     )
     blind = BlindSpotResult(
@@ -296,6 +302,7 @@ def many_findings_review(n: int = 400) -> Review:
             f"Gap {i}: " + "the proposal does not say what happens under load. " * 20,
             "Write it down. " * 20,
             f"g{i}",
+            confidence=0.9,
         )
         for i in range(n)
     )
@@ -352,6 +359,7 @@ def unverified_review(base: Callable[[], Review] = english_review) -> Review:
             "リスク" if ja else "Risks",
             "judge",
             ("premortem",),
+            "risks",
         ),
         Exclusion(
             "運用コストが増える" if ja else "Operating Kafka costs more than RabbitMQ",
@@ -361,13 +369,21 @@ def unverified_review(base: Callable[[], Review] = english_review) -> Review:
             "影響" if ja else "Consequences",
             "code",
             ("devils_advocate",),
+            "consequences",
         ),
     )
     blind = dataclasses.replace(
         r.blindspots,
         unverified=unverified,
         exclusions=exclusions,
-        dropped={"unverified": 2, "judge_excluded_as_covered": 1, "covered_by_adr": 1},
+        dropped={
+            "unverified": 2,
+            "judge_excluded_as_covered": 1,
+            "covered_by_adr": 1,
+            "judge_dropped": 2,
+            "judge_exclusion_off_subject": 1,
+        },
+        raised_count=9,
     )
     return dataclasses.replace(r, blindspots=blind)
 
@@ -791,7 +807,10 @@ def test_unverified_findings_and_exclusions_are_collapsed_apart_from_the_finding
     tokens = MD.parse(body)
     details = [t.content for t in tokens if t.type == "html_block" and t.content.startswith("<details")]
     assert "<details>\n<summary>⚠️ Not verified (2)</summary>\n" in details  # closed
-    assert "<details>\n<summary>✅ Already covered by the ADR (2)</summary>\n" in details
+    assert (
+        "<details>\n<summary>✅ Already covered by the ADR (2 · covered in Risks ×1, Consequences ×1)</summary>\n"
+        in details
+    )
     # the shown findings are still the four verified ones: the unverified are neither numbered nor counted
     assert "4 findings from" in body and "**5." not in body
     unverified_part = body.split("⚠️ Not verified")[1].split("</details>")[0]
