@@ -28,7 +28,9 @@ from app.core.feedback import (
     carry_ticks,
     next_ledger,
     read_ticks,
+    rename_boxes,
     revision_of,
+    shown_ids,
     with_ledger,
     without_ledger,
 )
@@ -183,12 +185,15 @@ def publish(target: Target, rendered: Rendered, deps: PublishDeps, memo: StageMe
 
 
 def stamp_feedback(body: str, target: Target, review: Review, previous: str | None) -> str:
-    """The body as published: the previous comment's ticks carried over, and its ledger with this
-    review's revision added (what the body shows, what it cost, under which run)."""
+    """The body as published: the findings the previous comment showed (maybe in other words) under
+    their ids, its ticks carried over, and its ledger with this review's revision added (what the body
+    shows, what it cost, under which run)."""
     findings = review.blindspots.findings if review.blindspots else ()
+    ids = shown_ids(target.adr_path, findings, previous)  # a finding shown before keeps its id
+    body = rename_boxes(body, ids)
     rev = revision_of(
         target.content_sha256,
-        target.adr_path,
+        tuple(ids.values()),  # in the findings' order
         findings,
         review.meta.usage.cost_usd,
         target.run_key,
