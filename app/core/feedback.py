@@ -238,9 +238,10 @@ def ledger_line(ledger: Ledger) -> str:
     next revision's findings then get ids of their own)."""
     last = len(ledger.revisions) - 1
     line = _ledger_text(ledger, titles_from=0)
-    for titles_from, sigs in ((last, "all"), (last, "latest")):
-        if len(line) > LEDGER_CAP:
-            line = _ledger_text(ledger, titles_from=titles_from, sigs=sigs)
+    if len(line) > LEDGER_CAP:
+        line = _ledger_text(ledger, titles_from=last)
+    if len(line) > LEDGER_CAP:
+        line = _ledger_text(ledger, titles_from=last, sigs="latest")
     while len(line) > LEDGER_CAP and len(ledger.revisions) > 2:
         revs = ledger.revisions
         ledger = Ledger(revs[:1] + revs[2:], ledger.dropped + 1, ledger.adopted)
