@@ -9,6 +9,7 @@ runner's file commands (workflow_commands). Everything external is injectable fo
 from __future__ import annotations
 
 import logging
+import math
 import os
 import sys
 import time
@@ -160,11 +161,13 @@ def _run(
 
 def _feedback_report(rep: Reporter, gh: GitHubPort, store: StateStore, repo: str, language: str) -> None:
     """The scheduled run, after the index: read reviewers' answers on recent PRs into the cached store,
-    then write the feedback report (issue 17) to the job summary, also when the reading failed."""
-    now = time.time()
+    then write the feedback report (issue 17) to the job summary, also when the reading failed. The
+    report's window ends after the reading: the store stamps what it reads with the time it read it, and
+    on the default branch's cache that is most of what the report has to show."""
     try:  # the index is done whatever happens here; the answers wait for the next run
-        report_feedback(rep, feedback.sync_recent(gh, store, repo, now - FEEDBACK_WINDOW_S))
+        report_feedback(rep, feedback.sync_recent(gh, store, repo, time.time() - FEEDBACK_WINDOW_S))
     except GitHubError as exc:
         rep.annotate("warning", f"{exc}; {FEEDBACK_PERMISSIONS}")
     lang = language if language in ("en", "ja") else None
-    rep.summary += ["", report_markdown(store, repo, FEEDBACK_WINDOW_S / 86_400, now=now, language=lang)]
+    until = math.nextafter(time.time(), math.inf)  # the window is [since, until): strictly after the reading
+    rep.summary += ["", report_markdown(store, repo, FEEDBACK_WINDOW_S / 86_400, now=until, language=lang)]

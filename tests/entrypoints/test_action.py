@@ -861,3 +861,20 @@ def test_a_scheduled_run_without_pull_request_access_still_reindexes_and_says_wh
     r = h.run("schedule", "schedule.json")
     assert r.code == 0, r.stdout
     assert "indexed 7 ADR(s)" in r.stdout and "pull-requests: read" in r.stdout
+
+
+def test_done_when_the_scheduled_jobs_summary_reports_the_answers_it_just_read(h: Harness) -> None:
+    """The scheduled run's cache is the default branch's, which holds none of the PR jobs' records: its
+    report is made of what it has just read from the comments, so the window ends after the reading."""
+    from app.core.feedback import read_ticks
+    from tests.fakes.boxes import click_box
+
+    open_pr(h)
+    h.run("pull_request", "pull_request__opened.payload.json")
+    (comment,) = h.adr_comments()
+    ids = list(read_ticks(comment["body"]))
+    comment["body"] = click_box(click_box(comment["body"], ids[0]), ids[1])
+    r = h.run("schedule", "schedule.json", fresh_runner=True)
+    assert r.code == 0, r.stdout
+    assert "1 review comment(s)" in r.stdout
+    assert f"(2 of {len(ids)})" in r.summary, r.summary
