@@ -25,7 +25,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Literal
 
-from app.core.finding_identity import Signature, match_known, signature
+from app.core.finding_signature import Signature
 from app.core.markdown_safe import clean
 from app.core.results import Finding
 
@@ -210,22 +210,14 @@ class Ledger:
         return {s.id: s.sig for r in self.revisions for s in r.shown if s.sig is not None}
 
 
-def shown_of(ids: Sequence[str], findings: Sequence[Finding]) -> tuple[Shown, ...]:
+def shown_of(
+    ids: Sequence[str], findings: Sequence[Finding], sigs: Sequence[Signature | None] | None = None
+) -> tuple[Shown, ...]:
+    """The findings as shown under `ids`, with what identifies each (app/core/finding_identity.py)."""
     return tuple(
-        Shown(fid, f.severity, perspective_of(f), clean(f.title)[:_TITLE_CAP], signature(f))
-        for fid, f in zip(ids, findings, strict=True)
+        Shown(fid, f.severity, perspective_of(f), clean(f.title)[:_TITLE_CAP], sig)
+        for fid, f, sig in zip(ids, findings, sigs or [None] * len(findings), strict=True)
     )
-
-
-def shown_ids(adr_path: str, findings: Sequence[Finding], previous: str | None) -> dict[str, str]:
-    """Each finding's fresh id -> the id it is shown under: a finding the previous comment's ledger
-    knows (the same finding, maybe in other words, on any revision of the ADR in this PR) keeps the
-    known id, so its box, its tick and its dismissal stay its own (app/core/finding_identity.py)."""
-    fresh = finding_ids(adr_path, findings)
-    ledger = read_ledger(previous) if previous else None
-    known = ledger.signatures() if ledger else {}
-    kept = match_known(list(zip(fresh, map(signature, findings), strict=True)), known)
-    return {fid: kept.get(fid, fid) for fid in fresh}
 
 
 LEDGER_CAP = 3_500  # characters of the ledger line at most (render.py leaves room for it)
@@ -374,14 +366,15 @@ def revision_of(
     content_sha256: str,
     ids: Sequence[str],
     findings: Sequence[Finding],
+    sigs: Sequence[Signature | None],
     cost_usd: float,
     run_key: str,
     boxes: Iterable[str],
 ) -> Revision:
-    """This review's revision: the findings (shown under `ids`) whose boxes the body shows (a
-    size-trimmed comment shows fewer), what it cost, and its run."""
+    """This review's revision: the findings (shown under `ids`, identified by `sigs`) whose boxes the
+    body shows (a size-trimmed comment shows fewer), what it cost, and its run."""
     keep = set(boxes)
-    shown = tuple(s for s in shown_of(ids, findings) if s.id in keep)
+    shown = tuple(s for s in shown_of(ids, findings, sigs) if s.id in keep)
     run = hashlib.sha256(run_key.encode()).hexdigest()[:12]
     return Revision(content_digest(content_sha256), shown, cost_usd, (run,))
 
@@ -405,7 +398,6 @@ __all__ = [
     "read_ticks",
     "rename_boxes",
     "revision_of",
-    "shown_ids",
     "shown_of",
     "tick_changes",
     "with_ledger",

@@ -34,10 +34,10 @@ strongest first: two findings of one review never share an id.
 from __future__ import annotations
 
 import hashlib
-import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 
+from app.core.feedback import finding_ids, read_ledger
+from app.core.finding_signature import SKETCH_HEX, SKETCH_K, Signature
 from app.core.findings import _key as topic_key
 from app.core.findings import content_tokens
 from app.core.results import Finding
@@ -45,46 +45,13 @@ from app.core.results import Finding
 SAME_SIMILARITY = 0.4  # what they say, alone: a reworded finding
 QUOTE_OVERLAP = 0.8  # share of the shorter quote's tokens inside the other: the same passage
 STEM_CHARS = 5  # a Latin-script word counts by its first letters (a crude stemmer, both languages safe)
-SKETCH_K = 32  # token hashes kept per text (bottom-k): exact up to this many distinct content tokens
-_HASH_HEX = 4
 _KEY_CAP = 60
-_SKETCH = re.compile(rf"(?:[0-9a-f]{{{_HASH_HEX}}}){{0,{SKETCH_K}}}")
-
-
-@dataclass(frozen=True)
-class Signature:
-    """What identifies a finding across revisions, without its text: the topic key, the section key, and
-    bottom-k sketches of its quote's and of its title + gap's content tokens (sorted hex hashes)."""
-
-    topic: str
-    section: str
-    quote: tuple[str, ...]
-    says: tuple[str, ...]
-
-    def to_list(self) -> list[str]:
-        return [self.topic, self.section, "".join(self.quote), "".join(self.says)]
-
-    @classmethod
-    def from_list(cls, raw: object) -> Signature | None:
-        """A ledger entry read back defensively (people with write access can edit the ledger)."""
-        if not isinstance(raw, list) or len(raw) != 4 or not all(isinstance(v, str) for v in raw):
-            return None
-        topic, section, quote, says = raw
-        if not all(len(v) <= _KEY_CAP and _key(v) == v for v in (topic, section)):
-            return None
-        if not (_SKETCH.fullmatch(quote) and _SKETCH.fullmatch(says)):
-            return None
-        return cls(topic, section, _split(quote), _split(says))
 
 
 def _key(text: str) -> str:
     """dedupe_findings' topic key (NFKC, case and separators folded: "Kafka ops-burden" and
     "kafka_ops burden" agree), capped for the ledger."""
     return topic_key(text)[:_KEY_CAP]
-
-
-def _split(sketch: str) -> tuple[str, ...]:
-    return tuple(sketch[i : i + _HASH_HEX] for i in range(0, len(sketch), _HASH_HEX))
 
 
 def _stem(token: str) -> str:
@@ -94,7 +61,7 @@ def _stem(token: str) -> str:
 def sketch(text: str) -> tuple[str, ...]:
     """The SKETCH_K smallest 16-bit hashes of the text's (stemmed) content tokens, sorted."""
     tokens = {_stem(t) for t in content_tokens(text)}
-    hashes = {hashlib.sha256(t.encode()).hexdigest()[:_HASH_HEX] for t in tokens}
+    hashes = {hashlib.sha256(t.encode()).hexdigest()[:SKETCH_HEX] for t in tokens}
     return tuple(sorted(hashes)[:SKETCH_K])
 
 
@@ -160,16 +127,26 @@ def match_known(new: Sequence[tuple[str, Signature]], known: Mapping[str, Signat
     return out
 
 
+def shown_ids(adr_path: str, findings: Sequence[Finding], previous: str | None) -> dict[str, str]:
+    """Each finding's fresh id -> the id it is shown under: a finding the previous comment's ledger
+    knows (the same finding, maybe in other words, on any revision of the ADR in this PR) keeps the
+    known id, so its box, its tick and its dismissal stay its own (app/core/finding_identity.py)."""
+    fresh = finding_ids(adr_path, findings)
+    ledger = read_ledger(previous) if previous else None
+    known = ledger.signatures() if ledger else {}
+    kept = match_known(list(zip(fresh, map(signature, findings), strict=True)), known)
+    return {fid: kept.get(fid, fid) for fid in fresh}
+
+
 __all__ = [
     "QUOTE_OVERLAP",
     "SAME_SIMILARITY",
-    "SKETCH_K",
     "STEM_CHARS",
-    "Signature",
     "match_known",
     "match_strength",
     "alike",
     "same_finding",
+    "shown_ids",
     "signature",
     "sketch",
 ]

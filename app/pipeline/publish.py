@@ -30,10 +30,10 @@ from app.core.feedback import (
     read_ticks,
     rename_boxes,
     revision_of,
-    shown_ids,
     with_ledger,
     without_ledger,
 )
+from app.core.finding_identity import shown_ids, signature
 from app.core.marker import Marker, with_marker, without_marker
 from app.core.render import render_comment
 from app.core.results import Review
@@ -195,6 +195,7 @@ def stamp_feedback(body: str, target: Target, review: Review, previous: str | No
         target.content_sha256,
         tuple(ids.values()),  # in the findings' order
         findings,
+        [signature(f) for f in findings],
         review.meta.usage.cost_usd,
         target.run_key,
         read_ticks(body),

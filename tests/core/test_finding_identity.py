@@ -19,11 +19,11 @@ from app.core.feedback import (
     ledger_line,
     read_ledger,
     rename_boxes,
-    shown_ids,
     shown_of,
     with_ledger,
 )
-from app.core.finding_identity import SAME_SIMILARITY, Signature, alike, match_known, same_finding, signature
+from app.core.finding_identity import SAME_SIMILARITY, alike, match_known, same_finding, shown_ids, signature
+from app.core.finding_signature import Signature
 from app.core.results import Finding
 
 # (label, (title, gap) of the finding shown, (title, gap) raised on the revision, the same finding?)
@@ -326,7 +326,7 @@ def test_a_revision_shows_a_reworded_finding_under_its_id_and_the_ledger_carries
     path = "docs/adr/0008.md"
     first = [finding(*PAIRS[0][1], group="pii"), finding(*PAIRS[1][1], group="lag")]
     ids = finding_ids(path, first)
-    ledger = Ledger().add(Revision("0" * 16, shown_of(ids, first)))
+    ledger = Ledger().add(Revision("0" * 16, shown_of(ids, first, [signature(f) for f in first])))
     previous = "body\n" + "\n".join(checkbox(i, f"id `{i}`") for i in ids)
     previous = with_ledger(previous, ledger)
 
