@@ -100,6 +100,7 @@ def report_reviews(
     reporter: Reporter, summary: str, outcomes: Sequence[Published], *, fork_note: str | None, link_base: str
 ) -> None:
     """Outputs, and the job summary: the reviews as the renderer shows them, then this run's comments."""
+    from app.core.feedback import rename_boxes
     from app.core.render import render_step_summary, sanitize_inline
 
     reviews = [o.review for o in outcomes if o.review is not None]
@@ -108,8 +109,10 @@ def report_reviews(
     reporter.outputs["findings-count"] = str(sum(len(r.blindspots.findings) for r in reviews if r.blindspots))
     if fork_note:
         reporter.summary += [f"> {fork_note}", ""]
-    if reviews:
-        reporter.summary += [render_step_summary(reviews, link_base=link_base).rstrip(), ""]
+    if reviews:  # the findings under the ids their comments show them by (what `dismiss` takes)
+        page = render_step_summary(reviews, link_base=link_base)
+        renames = {fresh: shown for o in outcomes for fresh, shown in o.ids.items()}
+        reporter.summary += [rename_boxes(page, renames).rstrip(), ""]
     reporter.summary += ["### adr-review run", "", md_text(summary), "", "| ADR | Comment |", "|:--|:--|"]
     counts: dict[str, int] = {}
     for o in outcomes:

@@ -19,8 +19,8 @@ The marker written is the review's with the target's head SHA and push order (ap
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from app.core.feedback import (
@@ -56,6 +56,8 @@ class Published:
     review: Review | None = None
     body: str = ""
     error: str | None = None
+    # fresh finding id -> the id the comment shows it under (a finding it showed before keeps its id)
+    ids: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -145,7 +147,7 @@ def publish(target: Target, rendered: Rendered, deps: PublishDeps, memo: StageMe
         return Published(path, "not-posted", review=rendered.review, body=rendered.body)
     gh, order = deps.gh, deps.push_order
     body = with_marker(rendered.body, Marker(path, target.run_key, target.head_sha or None, order))
-    written: list[str] = []
+    written: list[tuple[str, Mapping[str, str]]] = []
 
     def post() -> dict[str, Any]:
         with deps.comment_lock(comment_lock_name(target.repo, target.pr, path)):
@@ -155,8 +157,8 @@ def publish(target: Target, rendered: Rendered, deps: PublishDeps, memo: StageMe
                     f"{path}: the comment shows the review of {existing.marker_head}, pushed after "
                     f"{target.head_sha[:12]}; left as it is"
                 )
-            final = stamp_feedback(body, target, rendered.review, existing.body if existing else None)
-            written.append(final)
+            final, ids = stamp_feedback(body, target, rendered.review, existing.body if existing else None)
+            written.append((final, ids))
             if existing is not None and _same_text(existing.body, final, rendered.review):
                 return _posted(existing, created=False, unchanged=True)
             deps.still_current()  # right before the write: a run cancelled meanwhile writes nothing
@@ -177,17 +179,20 @@ def publish(target: Target, rendered: Rendered, deps: PublishDeps, memo: StageMe
     except Superseded as exc:
         log.info("comment_superseded", extra={"run_key": target.run_key, "why": str(exc)})
         return Published(path, "superseded", review=rendered.review, body=body, error=str(exc))
+    ids: Mapping[str, str] = {}
     if written:
-        body = written[-1]
+        body, ids = written[-1]
         _record(deps, target, body)
     result = "unchanged" if posted.get("unchanged") else "created" if posted.get("created") else "edited"
-    return Published(path, result, str(posted.get("html_url") or ""), rendered.review, body)
+    return Published(path, result, str(posted.get("html_url") or ""), rendered.review, body, ids=ids)
 
 
-def stamp_feedback(body: str, target: Target, review: Review, previous: str | None) -> str:
+def stamp_feedback(
+    body: str, target: Target, review: Review, previous: str | None
+) -> tuple[str, Mapping[str, str]]:
     """The body as published: the findings the previous comment showed (maybe in other words) under
     their ids, its ticks carried over, and its ledger with this review's revision added (what the body
-    shows, what it cost, under which run)."""
+    shows, what it cost, under which run); and each finding's fresh id -> the id it is shown under."""
     findings = review.blindspots.findings if review.blindspots else ()
     ids = shown_ids(target.adr_path, findings, previous)  # a finding shown before keeps its id
     body = rename_boxes(body, ids)
@@ -200,7 +205,7 @@ def stamp_feedback(body: str, target: Target, review: Review, previous: str | No
         target.run_key,
         read_ticks(body),
     )
-    return with_ledger(carry_ticks(body, adopted_before(previous)), next_ledger(previous, rev))
+    return with_ledger(carry_ticks(body, adopted_before(previous)), next_ledger(previous, rev)), ids
 
 
 def _same_text(old: str, new: str, review: Review) -> bool:

@@ -878,3 +878,33 @@ def test_done_when_the_scheduled_jobs_summary_reports_the_answers_it_just_read(h
     assert r.code == 0, r.stdout
     assert "1 review comment(s)" in r.stdout
     assert f"(2 of {len(ids)})" in r.summary, r.summary
+
+
+def test_a_revision_that_rewords_a_finding_keeps_its_id_in_the_comment_and_the_job_summary(
+    h: Harness,
+) -> None:
+    """The job summary shows the findings under the ids their comment shows (what `dismiss` takes)."""
+    from app.core.feedback import read_ticks
+
+    open_pr(h)
+    h.run("pull_request", "pull_request__opened.payload.json")
+    first = list(read_ticks(h.adr_comments()[0]["body"]))
+    h.llm.on(  # the same three findings in other words, under other topic keys
+        "blindspot-devils-advocate",
+        {
+            **da_answer(quote="Order volume has quadrupled"),
+            "counter_arguments": [
+                dict(c, title=f"{c['title']} at all", dedupe_group=f"other-{i}")
+                for i, c in enumerate(da_answer(quote="Order volume has quadrupled")["counter_arguments"])
+            ],
+        },
+    )
+    new_head = "1" * 40
+    open_pr(h, {PROPOSAL: proposal_bytes().replace(b"tripled", b"quadrupled")}, head=new_head)
+    r = h.run(
+        "pull_request", "pull_request__synchronize.payload.json", edits={"pull_request.head.sha": new_head}
+    )
+    assert r.code == 0, r.stdout
+    second = list(read_ticks(h.adr_comments()[0]["body"]))
+    assert sorted(second) == sorted(first)
+    assert sorted(read_ticks(r.summary)) == sorted(first)
