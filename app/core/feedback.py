@@ -23,7 +23,9 @@ import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
+from typing import Literal
 
+from app.core.finding_signature import Signature
 from app.core.markdown_safe import clean
 from app.core.results import Finding
 
@@ -106,6 +108,19 @@ def tick_changes(before: str, after: str) -> dict[str, bool]:
     return {fid: ticked for fid, ticked in new.items() if fid in old and old[fid] != ticked}
 
 
+def rename_boxes(body: str, renames: Mapping[str, str]) -> str:
+    """`body` with the boxes of `renames`' ids showing their new ids (a finding shown before, in other
+    words, keeps its id: see shown_ids). Only our box lines change; their label is a trusted string."""
+    if not any(old != new for old, new in renames.items()):
+        return body
+    lines = body.split("\n")
+    for i, line in enumerate(lines):
+        parsed = _box(line)
+        if parsed is not None and renames.get(parsed[0], parsed[0]) != parsed[0]:
+            lines[i] = line.replace(parsed[0], renames[parsed[0]])
+    return "\n".join(lines)
+
+
 def carry_ticks(body: str, ticked: Iterable[str]) -> str:
     """`body` with the boxes of `ticked` ids ticked: a re-render keeps what reviewers ticked."""
     keep = set(ticked)
@@ -126,12 +141,14 @@ def carry_ticks(body: str, ticked: Iterable[str]) -> str:
 
 @dataclass(frozen=True)
 class Shown:
-    """One finding as shown: its id, severity and perspective, and its title (for exports)."""
+    """One finding as shown: its id, severity and perspective, its title (for exports), and what
+    identifies it on a later revision (app/core/finding_identity.py)."""
 
     id: str
     severity: str
     perspective: str
     title: str = ""
+    sig: Signature | None = None
 
 
 @dataclass(frozen=True)
@@ -188,11 +205,18 @@ class Ledger:
         """Every finding shown in any revision, by id (the latest showing wins)."""
         return {s.id: s for r in self.revisions for s in r.shown}
 
+    def signatures(self) -> dict[str, Signature]:
+        """What identifies each finding shown, by id (the latest known signature wins)."""
+        return {s.id: s.sig for r in self.revisions for s in r.shown if s.sig is not None}
 
-def shown_of(adr_path: str, findings: Sequence[Finding]) -> tuple[Shown, ...]:
+
+def shown_of(
+    ids: Sequence[str], findings: Sequence[Finding], sigs: Sequence[Signature | None] | None = None
+) -> tuple[Shown, ...]:
+    """The findings as shown under `ids`, with what identifies each (app/core/finding_identity.py)."""
     return tuple(
-        Shown(fid, f.severity, perspective_of(f), clean(f.title)[:_TITLE_CAP])
-        for fid, f in zip(finding_ids(adr_path, findings), findings, strict=True)
+        Shown(fid, f.severity, perspective_of(f), clean(f.title)[:_TITLE_CAP], sig)
+        for fid, f, sig in zip(ids, findings, sigs or [None] * len(findings), strict=True)
     )
 
 
@@ -201,18 +225,29 @@ LEDGER_CAP = 3_500  # characters of the ledger line at most (render.py leaves ro
 
 def ledger_line(ledger: Ledger) -> str:
     """The hidden line. JSON with <, > and & escaped, so no text in it can end the HTML comment. Kept
-    under LEDGER_CAP: older revisions lose their titles first, then the oldest middle ones go."""
+    under LEDGER_CAP: older revisions lose their titles first, then the signatures of findings the
+    latest revision does not show, then the oldest middle revisions go, and last the signatures (the
+    next revision's findings then get ids of their own)."""
+    last = len(ledger.revisions) - 1
     line = _ledger_text(ledger, titles_from=0)
     if len(line) > LEDGER_CAP:
-        line = _ledger_text(ledger, titles_from=len(ledger.revisions) - 1)
+        line = _ledger_text(ledger, titles_from=last)
+    if len(line) > LEDGER_CAP:
+        line = _ledger_text(ledger, titles_from=last, sigs="latest")
     while len(line) > LEDGER_CAP and len(ledger.revisions) > 2:
         revs = ledger.revisions
         ledger = Ledger(revs[:1] + revs[2:], ledger.dropped + 1, ledger.adopted)
-        line = _ledger_text(ledger, titles_from=len(ledger.revisions) - 1)
+        line = _ledger_text(ledger, titles_from=len(ledger.revisions) - 1, sigs="latest")
+    if len(line) > LEDGER_CAP:
+        line = _ledger_text(ledger, titles_from=len(ledger.revisions) - 1, sigs="none")
     return line
 
 
-def _ledger_text(ledger: Ledger, *, titles_from: int) -> str:
+def _ledger_text(ledger: Ledger, *, titles_from: int, sigs: Literal["all", "latest", "none"] = "all") -> str:
+    known = ledger.signatures() if sigs != "none" else {}
+    if sigs == "latest" and ledger.revisions:
+        latest = {s.id for s in ledger.revisions[-1].shown}
+        known = {fid: sig for fid, sig in known.items() if fid in latest}
     data = {
         "revs": [
             {
@@ -227,6 +262,7 @@ def _ledger_text(ledger: Ledger, *, titles_from: int) -> str:
         ],
         "dropped": ledger.dropped,
         "adopted": list(ledger.adopted),
+        "k": {fid: sig.to_list() for fid, sig in known.items()},
     }
     text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
     text = text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
@@ -250,6 +286,8 @@ def _ledger(data: Mapping[str, object]) -> Ledger | None:
     raw = data["revs"]
     if not isinstance(raw, list):
         return None
+    raw_sigs = data.get("k", {})  # absent in ledgers written before findings kept their ids
+    sigs = raw_sigs if isinstance(raw_sigs, dict) else {}
     for r in raw[: MAX_REVISIONS * 2]:
         digest = str(r["d"])
         if not re.fullmatch(r"[0-9a-f]{16}", digest):
@@ -258,7 +296,8 @@ def _ledger(data: Mapping[str, object]) -> Ledger | None:
         for item in r["f"][:50]:
             fid, sev, persp, title = (str(v) for v in item[:4])
             if _ID.fullmatch(fid) and sev in _SEVERITIES and _SLUG.fullmatch(persp):
-                shown.append(Shown(fid, sev, persp, clean(title)[:_TITLE_CAP]))
+                sig = Signature.from_list(sigs.get(fid))
+                shown.append(Shown(fid, sev, persp, clean(title)[:_TITLE_CAP], sig))
         runs = tuple(str(x) for x in r.get("r", [])[:_RUNS_KEPT] if _RUN.fullmatch(str(x)))
         revs.append(Revision(digest, tuple(shown), max(0.0, float(r["c"])), runs))
     dropped = data.get("dropped", 0)
@@ -325,16 +364,17 @@ def adopted_before(previous: str | None) -> frozenset[str]:
 
 def revision_of(
     content_sha256: str,
-    adr_path: str,
+    ids: Sequence[str],
     findings: Sequence[Finding],
+    sigs: Sequence[Signature | None],
     cost_usd: float,
     run_key: str,
-    shown_ids: Iterable[str],
+    boxes: Iterable[str],
 ) -> Revision:
-    """This review's revision: the findings whose boxes the body shows (a size-trimmed comment shows
-    fewer), what it cost, and its run."""
-    keep = set(shown_ids)
-    shown = tuple(s for s in shown_of(adr_path, findings) if s.id in keep)
+    """This review's revision: the findings (shown under `ids`, identified by `sigs`) whose boxes the
+    body shows (a size-trimmed comment shows fewer), what it cost, and its run."""
+    keep = set(boxes)
+    shown = tuple(s for s in shown_of(ids, findings, sigs) if s.id in keep)
     run = hashlib.sha256(run_key.encode()).hexdigest()[:12]
     return Revision(content_digest(content_sha256), shown, cost_usd, (run,))
 
@@ -356,6 +396,7 @@ __all__ = [
     "read_feedback",
     "read_ledger",
     "read_ticks",
+    "rename_boxes",
     "revision_of",
     "shown_of",
     "tick_changes",

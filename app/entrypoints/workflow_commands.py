@@ -5,6 +5,7 @@ the Action's PlanReport (app/pipeline/carry_out.py): where each outcome of a pla
 from __future__ import annotations
 
 import json
+import math
 import posixpath
 import time
 import uuid
@@ -189,7 +190,10 @@ class StepReport:
         language = plan.config.language if plan.config else None
         lang = language if language in ("en", "ja") else None
         days = RECENT_ANSWERS_S / 86_400
-        rep.summary += ["", report_markdown(self.store, self.repo, days, now=time.time(), language=lang)]
+        # The window ends after the reading (the store stamps what it read with the time it read it, and
+        # the default branch's cache holds little else): [since, until), so strictly after it.
+        until = math.nextafter(time.time(), math.inf)
+        rep.summary += ["", report_markdown(self.store, self.repo, days, now=until, language=lang)]
 
     def reviewing(self, plan: Plan) -> None:
         rep = self.rep
@@ -214,6 +218,7 @@ class StepReport:
     def reviewed(self, plan: Plan, outcomes: Sequence[Published]) -> None:
         """Each ADR's line, the outputs, and the job summary: the reviews as the renderer shows them,
         then this run's comments."""
+        from app.core.feedback import rename_boxes
         from app.core.render import render_step_summary, sanitize_inline
 
         rep = self.rep
@@ -226,9 +231,11 @@ class StepReport:
         rep.outputs["findings-count"] = str(sum(len(r.blindspots.findings) for r in reviews if r.blindspots))
         if plan.read_only:
             rep.summary += [f"> {self.fork_note}", ""]
-        if reviews:
+        if reviews:  # the findings under the ids their comments show them by (what `dismiss` takes)
             base = link_base(self.server_url, self.repo, plan.targets[0].base_sha)
-            rep.summary += [render_step_summary(reviews, link_base=base).rstrip(), ""]
+            page = render_step_summary(reviews, link_base=base)
+            renames = {fresh: shown for o in outcomes for fresh, shown in o.ids.items()}
+            rep.summary += [rename_boxes(page, renames).rstrip(), ""]
         rep.summary += ["### adr-review run", "", md_text(plan.summary), "", "| ADR | Comment |", "|:--|:--|"]
         counts: dict[str, int] = {}
         for o in outcomes:

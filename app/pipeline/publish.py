@@ -19,8 +19,8 @@ The marker written is the review's with the target's head SHA and push order (ap
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from app.core.comments import upsert_step
@@ -29,10 +29,12 @@ from app.core.feedback import (
     carry_ticks,
     next_ledger,
     read_ticks,
+    rename_boxes,
     revision_of,
     with_ledger,
     without_ledger,
 )
+from app.core.finding_identity import shown_ids, signature
 from app.core.marker import Marker, with_marker, without_marker
 from app.core.render import render_comment
 from app.core.results import Review
@@ -53,6 +55,8 @@ class Published:
     review: Review | None = None
     body: str = ""
     error: str | None = None
+    # fresh finding id -> the id the comment shows it under (a finding it showed before keeps its id)
+    ids: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -142,7 +146,7 @@ def publish(target: Target, rendered: Rendered, deps: PublishDeps, memo: StageMe
         return Published(path, "not-posted", review=rendered.review, body=rendered.body)
     gh, order = deps.gh, deps.push_order
     body = with_marker(rendered.body, Marker(path, target.run_key, target.head_sha or None, order))
-    written: list[str] = []
+    written: list[tuple[str, Mapping[str, str]]] = []
 
     def post() -> dict[str, Any]:
         with deps.comment_lock(comment_lock_name(target.repo, target.pr, path)):
@@ -152,8 +156,8 @@ def publish(target: Target, rendered: Rendered, deps: PublishDeps, memo: StageMe
                     f"{path}: the comment shows the review of {existing.marker_head}, pushed after "
                     f"{target.head_sha[:12]}; left as it is"
                 )
-            final = stamp_feedback(body, target, rendered.review, existing.body if existing else None)
-            written.append(final)
+            final, ids = stamp_feedback(body, target, rendered.review, existing.body if existing else None)
+            written.append((final, ids))
             if existing is not None and _same_text(existing.body, final, rendered.review):
                 return _posted(existing, created=False, unchanged=True)
             deps.still_current()  # right before the write: a run cancelled meanwhile writes nothing
@@ -165,11 +169,12 @@ def publish(target: Target, rendered: Rendered, deps: PublishDeps, memo: StageMe
     except Superseded as exc:
         log.info("comment_superseded", extra={"run_key": target.run_key, "why": str(exc)})
         return Published(path, "superseded", review=rendered.review, body=body, error=str(exc))
+    ids: Mapping[str, str] = {}
     if written:
-        body = written[-1]
+        body, ids = written[-1]
         _record(deps, target, body)
     result = "unchanged" if posted.get("unchanged") else "created" if posted.get("created") else "edited"
-    return Published(path, result, str(posted.get("html_url") or ""), rendered.review, body)
+    return Published(path, result, str(posted.get("html_url") or ""), rendered.review, body, ids=ids)
 
 
 def upsert_comment(gh: GitHubPort, repo: str, number: int, path: str, body: str) -> tuple[RepoComment, bool]:
@@ -193,19 +198,25 @@ def write_comment(
     return gh.create_comment(repo, number, body), True
 
 
-def stamp_feedback(body: str, target: Target, review: Review, previous: str | None) -> str:
-    """The body as published: the previous comment's ticks carried over, and its ledger with this
-    review's revision added (what the body shows, what it cost, under which run)."""
+def stamp_feedback(
+    body: str, target: Target, review: Review, previous: str | None
+) -> tuple[str, Mapping[str, str]]:
+    """The body as published: the findings the previous comment showed (maybe in other words) under
+    their ids, its ticks carried over, and its ledger with this review's revision added (what the body
+    shows, what it cost, under which run); and each finding's fresh id -> the id it is shown under."""
     findings = review.blindspots.findings if review.blindspots else ()
+    ids = shown_ids(target.adr_path, findings, previous)  # a finding shown before keeps its id
+    body = rename_boxes(body, ids)
     rev = revision_of(
         target.content_sha256,
-        target.adr_path,
+        tuple(ids.values()),  # in the findings' order
         findings,
+        [signature(f) for f in findings],
         review.meta.usage.cost_usd,
         target.run_key,
         read_ticks(body),
     )
-    return with_ledger(carry_ticks(body, adopted_before(previous)), next_ledger(previous, rev))
+    return with_ledger(carry_ticks(body, adopted_before(previous)), next_ledger(previous, rev)), ids
 
 
 def _same_text(old: str, new: str, review: Review) -> bool:

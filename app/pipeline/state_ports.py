@@ -6,12 +6,14 @@ from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-from app.core.feedback import Ledger
 from app.core.outcomes import AdrOutcome, FindingOutcome
 from app.core.results import Usage
 from app.pipeline.queue import Accepted, Delivery, QueueItem, RunSpec
+
+if TYPE_CHECKING:  # an annotation only: the ports do not run the ledger's code (nor does the eval need it)
+    from app.core.feedback import Ledger
 
 # "stalled" is only read: files written by older versions may hold it (the queue watchdog fails a stuck
 # run and flags it instead); the store's CHECK constraint keeps accepting it.

@@ -867,3 +867,50 @@ def test_a_scheduled_run_without_pull_request_access_still_reindexes_and_says_wh
     r = h.run("schedule", "schedule.json")
     assert r.code == 0, r.stdout
     assert "indexed 7 ADR(s)" in r.stdout and "pull-requests: read" in r.stdout
+
+
+def test_done_when_the_scheduled_jobs_summary_reports_the_answers_it_just_read(h: Harness) -> None:
+    """The scheduled run's cache is the default branch's, which holds none of the PR jobs' records: its
+    report is made of what it has just read from the comments, so the window ends after the reading."""
+    from app.core.feedback import read_ticks
+    from tests.fakes.boxes import click_box
+
+    open_pr(h)
+    h.run("pull_request", "pull_request__opened.payload.json")
+    (comment,) = h.adr_comments()
+    ids = list(read_ticks(comment["body"]))
+    comment["body"] = click_box(click_box(comment["body"], ids[0]), ids[1])
+    r = h.run("schedule", "schedule.json", fresh_runner=True)
+    assert r.code == 0, r.stdout
+    assert "1 review comment(s)" in r.stdout
+    assert f"(2 of {len(ids)})" in r.summary, r.summary
+
+
+def test_a_revision_that_rewords_a_finding_keeps_its_id_in_the_comment_and_the_job_summary(
+    h: Harness,
+) -> None:
+    """The job summary shows the findings under the ids their comment shows (what `dismiss` takes)."""
+    from app.core.feedback import read_ticks
+
+    open_pr(h)
+    h.run("pull_request", "pull_request__opened.payload.json")
+    first = list(read_ticks(h.adr_comments()[0]["body"]))
+    h.llm.on(  # the same three findings in other words, under other topic keys
+        "blindspot-devils-advocate",
+        {
+            **da_answer(quote="Order volume has quadrupled"),
+            "counter_arguments": [
+                dict(c, title=f"{c['title']} at all", dedupe_group=f"other-{i}")
+                for i, c in enumerate(da_answer(quote="Order volume has quadrupled")["counter_arguments"])
+            ],
+        },
+    )
+    new_head = "1" * 40
+    open_pr(h, {PROPOSAL: proposal_bytes().replace(b"tripled", b"quadrupled")}, head=new_head)
+    r = h.run(
+        "pull_request", "pull_request__synchronize.payload.json", edits={"pull_request.head.sha": new_head}
+    )
+    assert r.code == 0, r.stdout
+    second = list(read_ticks(h.adr_comments()[0]["body"]))
+    assert sorted(second) == sorted(first)
+    assert sorted(read_ticks(r.summary)) == sorted(first)

@@ -16,8 +16,9 @@ from app.adapters.state_sqlite import SqliteStateStore
 from app.cli import main
 from app.core.feedback import Ledger, Revision, Shown
 from app.core.outcomes import FindingOutcome
-from app.evals.golden.cases import RECORDING_SUFFIX, load_cases, request_key
+from app.evals.golden.cases import RECORDING_SUFFIX, load_cases
 from app.evals.golden.dismissed import library_path_for, negative_case, prompt_for
+from app.evals.golden.runner import case_key
 from app.evals.golden.suites import suite_for
 from app.prompts import PROMPTS_DIR, load_prompt
 from tests.evals.test_prompt_eval import case, run_eval
@@ -121,9 +122,11 @@ def test_an_exported_case_fails_an_answer_that_raises_the_dismissed_finding(
     prompt = load_prompt(PROMPT, prompts_copy)
     suite = suite_for(PROMPT)
     assert suite is not None
-    key = request_key(suite.request(exported, prompt))
+    key = case_key(exported, prompt, suite)
     rec_path = prompts_copy / PROMPT / "golden" / f"{exported.id}{RECORDING_SUFFIX}"
-    rec_path.write_text(json.dumps({**recording, "case": exported.id, "key": key}), encoding="utf-8")
+    rec_path.write_text(
+        json.dumps({**recording, "case": exported.id, "key": key, "answered_key": key}), encoding="utf-8"
+    )
     code, report = run_eval("--prompt", PROMPT, "--prompts-dir", str(prompts_copy), capsys=capsys)
     result = case(report, PROMPT, exported.id)
     assert code == 1
@@ -134,7 +137,8 @@ def test_an_exported_case_fails_an_answer_that_raises_the_dismissed_finding(
     # Without that scenario the case passes.
     data = dict(recording["data"], scenarios=recording["data"]["scenarios"][1:])
     rec_path.write_text(
-        json.dumps({**recording, "case": exported.id, "key": key, "data": data}), encoding="utf-8"
+        json.dumps({**recording, "case": exported.id, "key": key, "answered_key": key, "data": data}),
+        encoding="utf-8",
     )
     _code, report = run_eval("--prompt", PROMPT, "--prompts-dir", str(prompts_copy), capsys=capsys)
     assert case(report, PROMPT, exported.id)["failures"] == []

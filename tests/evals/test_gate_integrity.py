@@ -69,7 +69,7 @@ def test_the_rewritten_prompt_no_longer_passes_the_gate(
     assert eval_prompts.run(parser.parse_args(list(args))) == 1
     text = capsys.readouterr().out
     assert "re-keyed: UNVERIFIED" in text and "The gate does not pass on them" in text
-    assert "--live --record" in text and "delete its `rekeyed` note" in text
+    assert "--live --record" in text and "Deleting the `rekeyed` note verifies nothing" in text
     for path in (prompts_copy / "recall-pre-gate" / "golden").glob(f"*{RECORDING_SUFFIX}"):
         note = json.loads(path.read_text(encoding="utf-8"))["rekeyed"]
         assert note["from_key"].startswith("sha256:") and note["from_prompt_files_hash"]
@@ -272,3 +272,185 @@ def test_samples_need_live(capsys: pytest.CaptureFixture[str]) -> None:
     parser = argparse.ArgumentParser()
     eval_prompts.configure(parser)
     assert eval_prompts.run(parser.parse_args(["--samples", "3"])) == 2
+
+
+# --- what a recording is keyed on, what counts as live, and what verifies it ---------------------------
+
+
+def _statuses(report: dict[str, Any], prompt: str) -> set[str]:
+    return {c["status"] for c in by_name(report, prompt)["cases"]}
+
+
+@pytest.mark.parametrize(
+    ("prompt", "edit", "stale"),
+    [
+        ("recall-pre-gate", lambda m: m["eval"]["thresholds"].update(precision_at_k=0.0), True),
+        ("blindspot-judge", lambda m: m["eval"]["thresholds"].update(max_exclusions_unverified=5), True),
+        ("blindspot-devils-advocate", lambda m: m.update(max_counter_arguments=1), True),  # a cap
+        ("blindspot-adjacent-domain", lambda m: m.update(max_analogies=1), True),
+        ("blindspot-premortem", lambda m: m["thresholds"].update(critical=125), True),  # the RPN bands
+        ("recall-pre-gate", lambda m: None, False),  # rewritten by a YAML dumper: comments and layout go
+    ],
+)
+def test_a_recording_whose_thresholds_or_caps_changed_is_stale(
+    prompts_copy: Path,
+    capsys: pytest.CaptureFixture[str],
+    prompt: str,
+    edit: Callable[[Any], None],
+    stale: bool,
+) -> None:
+    import yaml
+
+    path = prompts_copy / prompt / "meta.yaml"
+    meta = yaml.safe_load(path.read_text(encoding="utf-8"))
+    edit(meta)
+    path.write_text(yaml.safe_dump(meta), encoding="utf-8")
+    code, report = run_eval("--prompt", prompt, "--prompts-dir", str(prompts_copy), capsys=capsys)
+    assert (code, _statuses(report, prompt)) == ((1, {"stale"}) if stale else (0, {"ok"}))
+
+
+def test_a_threshold_changed_in_the_code_is_stale_too(
+    prompts_copy: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from app.evals.golden import runner
+
+    # (every meta.yaml sets schema_valid_rate itself; a default no prompt overrides is in force)
+    monkeypatch.setattr(runner, "COMMON_THRESHOLDS", {**runner.COMMON_THRESHOLDS, "max_cost_usd": 100.0})
+    code, report = run_eval("--prompt", "recall-pre-gate", "--prompts-dir", str(prompts_copy), capsys=capsys)
+    assert code == 1 and _statuses(report, "recall-pre-gate") == {"stale"}
+
+
+@pytest.mark.parametrize(
+    ("base_url", "source"),
+    [
+        ("https://api.anthropic.com", "live"),
+        ("https://api.anthropic.com:443/", "live"),
+        ("https://API.Anthropic.com./v1", "live"),
+        ("https://bedrock-runtime.us-east-1.amazonaws.com", "live"),
+        ("https://bedrock-runtime-fips.us-gov-west-1.amazonaws.com", "live"),
+        ("https://us-east5-aiplatform.googleapis.com/v1/", "live"),
+        ("https://aiplatform.googleapis.com/v1/", "live"),
+        ("http://127.0.0.2:8080", "fake-server"),  # the proxy that used to be labelled live
+        ("http://127.0.0.1:5000", "fake-server"),
+        ("http://localhost:5000", "fake-server"),
+        ("http://[::1]:5000", "fake-server"),
+        ("https://api.anthropic.com@127.0.0.2/", "fake-server"),  # userinfo, not the host
+        ("http://api.anthropic.com", "proxy"),  # not https
+        ("https://api.anthropic.com:8443", "proxy"),
+        ("https://api.anthropic.com.example.net", "proxy"),
+        ("https://llm-gateway.corp.example/anthropic", "proxy"),
+        ("https://evil-aiplatform.googleapis.com.example", "proxy"),
+        ("https://10.0.0.5", "proxy"),
+        ("https://api.anthropic.com:notaport", "proxy"),
+    ],
+)
+def test_only_the_providers_own_api_host_is_live(base_url: str, source: str) -> None:
+    from app.evals.golden.cases import answer_source
+
+    assert answer_source(base_url) == source
+
+
+def test_a_live_record_through_a_proxy_at_127_0_0_2_is_not_labelled_live(
+    prompts_copy: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    golden = prompts_copy / "recall-pre-gate" / "golden"
+    keep = "en-hydra-025-resource-based-api"
+    for path in golden.iterdir():
+        if not path.name.startswith(keep):
+            path.unlink()
+    with FakeMessagesServer(host="127.0.0.2") as proxy:
+        monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", proxy.base_url)
+        args = ("--prompt", "recall-pre-gate", "--live", "--samples", "1", "--record")
+        run_eval(*args, "--prompts-dir", str(prompts_copy), capsys=capsys)
+    rec = json.loads((golden / f"{keep}{RECORDING_SUFFIX}").read_text(encoding="utf-8"))
+    assert (rec["source"], rec["base_url"]) == ("fake-server", proxy.base_url)
+    assert rec["answered_key"] == rec["key"]  # answered (by whatever runs there), not moved
+    # Relabelling it by hand does not load: the label is the one its base URL earns.
+    edit_recording(prompts_copy, "recall-pre-gate", keep, lambda r: r.update(source="live"))
+    code, report = run_eval("--prompt", "recall-pre-gate", "--prompts-dir", str(prompts_copy), capsys=capsys)
+    assert code == 1 and _statuses(report, "recall-pre-gate") == {"unreadable"}
+
+
+def test_the_label_comes_from_the_url_the_client_sends_to(monkeypatch: pytest.MonkeyPatch) -> None:
+    from app.evals.golden.cases import answer_source
+
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
+    monkeypatch.delenv("ANTHROPIC_BASE_URL", raising=False)
+    _llm, url = eval_prompts._live_llm()
+    assert answer_source(url) == "live"  # the SDK's default host
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", "https://llm-gateway.corp.example")
+    _llm, url = eval_prompts._live_llm()
+    assert answer_source(url) == "proxy"
+
+
+def test_deleting_the_note_does_not_make_a_rekeyed_recording_verified(
+    prompts_copy: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    rewrite_recall_prompt(prompts_copy)
+    args = ("--prompt", "recall-pre-gate", "--prompts-dir", str(prompts_copy))
+    run_eval(*args, "--rekey-hand-written", capsys=capsys)
+    for path in (prompts_copy / "recall-pre-gate" / "golden").glob(f"*{RECORDING_SUFFIX}"):
+        rec = json.loads(path.read_text(encoding="utf-8"))
+        assert rec["rekeyed"] and rec["answered_key"] != rec["key"]
+        del rec["rekeyed"]  # what the docs used to say a person does after checking an answer
+        path.write_text(json.dumps(rec, ensure_ascii=False, indent=2), encoding="utf-8")
+    code, report = run_eval(*args, capsys=capsys)
+    recall = by_name(report, "recall-pre-gate")
+    assert code == 1 and len(recall["rekeyed"]) == len(recall["cases"])
+    # Nor does deleting the answered key: a recording without one is unverified.
+    for path in (prompts_copy / "recall-pre-gate" / "golden").glob(f"*{RECORDING_SUFFIX}"):
+        rec = json.loads(path.read_text(encoding="utf-8"))
+        del rec["answered_key"]
+        path.write_text(json.dumps(rec, ensure_ascii=False, indent=2), encoding="utf-8")
+    code, report = run_eval(*args, capsys=capsys)
+    assert code == 1 and len(by_name(report, "recall-pre-gate")["rekeyed"]) == len(recall["cases"])
+
+
+def test_a_new_hand_written_answer_is_keyed_once_and_a_recording_of_the_older_tool_is_upgraded(
+    prompts_copy: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from app.evals.golden.cases import request_key
+    from app.evals.golden.suites import suite_for
+    from app.prompts import load_prompt
+    from tests.evals.test_prompt_eval import first_case
+
+    golden = prompts_copy / "recall-pre-gate" / "golden"
+    new_case, old_case, noted_case = sorted(p.name[: -len(".case.yaml")] for p in golden.glob("*.case.yaml"))[
+        :3
+    ]
+    assert new_case == first_case(prompts_copy, "recall-pre-gate")
+    suite, prompt = suite_for("recall-pre-gate"), load_prompt("recall-pre-gate", prompts_copy)
+    assert suite is not None
+
+    def older_tool(rec: dict[str, Any], case_id: str) -> None:  # what main's tool wrote before this gate
+        from app.evals.golden.cases import load_cases
+
+        (case_obj,) = [c for c in load_cases(golden)[0] if c.id == case_id]
+        rec.update(key=request_key(suite.request(case_obj, prompt)))
+        del rec["gate"], rec["answered_key"]
+
+    edit_recording(
+        prompts_copy,
+        "recall-pre-gate",
+        new_case,
+        lambda r: [r.update(key="unkeyed"), r.pop("gate"), r.pop("answered_key")],
+    )
+    edit_recording(prompts_copy, "recall-pre-gate", old_case, lambda r: older_tool(r, old_case))
+    edit_recording(
+        prompts_copy,
+        "recall-pre-gate",
+        noted_case,
+        lambda r: [
+            older_tool(r, noted_case),
+            r.update(rekeyed={"from_key": "sha256:0", "date": "2026-01-01"}),
+        ],
+    )
+    args = ("--prompt", "recall-pre-gate", "--prompts-dir", str(prompts_copy))
+    code, report = run_eval(*args, capsys=capsys)
+    assert {
+        c["id"]: c["status"] for c in by_name(report, "recall-pre-gate")["cases"] if c["status"] != "ok"
+    } == {new_case: "stale", old_case: "stale", noted_case: "stale"}
+    code, report = run_eval(*args, "--rekey-hand-written", capsys=capsys)
+    assert by_name(report, "recall-pre-gate")["rekeyed"] == [noted_case]  # the older tool's note stands
+    assert code == 1

@@ -82,7 +82,7 @@ def edit_recording(prompts_dir: Path, prompt: str, case_id: str, edit: Any) -> N
 
 
 def add_eval_thresholds(prompts_dir: Path, prompt: str, thresholds: dict[str, float]) -> None:
-    """Gates in meta.yaml `eval.thresholds` (not part of the request: no recording goes stale)."""
+    """Gates in meta.yaml `eval.thresholds` (part of the key: every recording goes stale)."""
     path = prompts_dir / prompt / "meta.yaml"
     meta = yaml.safe_load(path.read_text(encoding="utf-8"))
     meta.setdefault("eval", {}).setdefault("thresholds", {}).update(thresholds)
@@ -235,7 +235,12 @@ def test_rekey_refreshes_hand_written_answers_but_refuses_model_recordings(
         prompt_md.read_text(encoding="utf-8").replace("Cite at most 5", "Cite at most 4"), encoding="utf-8"
     )
     live_case = first_case(prompts_copy, "recall-pre-gate")
-    edit_recording(prompts_copy, "recall-pre-gate", live_case, lambda r: r.update(source=SOURCE_LIVE))
+    edit_recording(
+        prompts_copy,
+        "recall-pre-gate",
+        live_case,
+        lambda r: r.update(source=SOURCE_LIVE, base_url="https://api.anthropic.com"),
+    )
 
     code, report = run_eval(
         "--prompt",
@@ -295,9 +300,10 @@ def test_a_paraphrased_reason_is_dropped_as_not_verbatim(
     assert any("kept 0.50 of the citations" in f for f in result["failures"])
     assert code == 0  # one dropped quote in 32 stays above the default kept_share >= 0.8
 
-    # A stricter gate, set in meta.yaml (thresholds are not part of the request: no re-keying needed).
+    # A stricter gate, set in meta.yaml: the answers are held to it once re-keyed (and unverified).
     add_eval_thresholds(prompts_copy, "recall-pre-gate", {"max_reasons_dropped_not_verbatim": 0})
-    code, report = run_eval("--prompt", "recall-pre-gate", "--prompts-dir", str(prompts_copy), capsys=capsys)
+    args = ("--prompt", "recall-pre-gate", "--prompts-dir", str(prompts_copy))
+    code, report = run_eval(*args, "--rekey-hand-written", capsys=capsys)
     assert code == 1
     assert failed_checks(by_name(report, "recall-pre-gate")) == {"reasons_dropped_not_verbatim"}
 
@@ -401,12 +407,15 @@ def test_thresholds_in_meta_yaml_override_the_defaults(
     prompts_copy: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     add_eval_thresholds(prompts_copy, "recall-pre-gate", {"max_citations_returned": 3})
-    code, report = run_eval("--prompt", "recall-pre-gate", "--prompts-dir", str(prompts_copy), capsys=capsys)
+    args = ("--prompt", "recall-pre-gate", "--prompts-dir", str(prompts_copy))
+    code, report = run_eval(*args, "--rekey-hand-written", capsys=capsys)
     assert code == 1
     assert failed_checks(by_name(report, "recall-pre-gate")) == {"citations_returned"}
 
 
-def test_meta_yaml_can_loosen_a_default_gate(prompts_copy: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_loosened_gate_does_not_pass_on_the_answers_it_was_loosened_for(
+    prompts_copy: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     edit_recording(
         prompts_copy,
         "recall-pre-gate",
@@ -419,10 +428,20 @@ def test_meta_yaml_can_loosen_a_default_gate(prompts_copy: Path, capsys: pytest.
             }
         ),
     )
+    args = ("--prompt", "recall-pre-gate", "--prompts-dir", str(prompts_copy))
+    code, report = run_eval(*args, capsys=capsys)
+    assert code == 1 and "ids_dropped_not_in_candidates" in failed_checks(by_name(report, "recall-pre-gate"))
+    # Loosened in meta.yaml, the gate no longer fails on the metric, but every recording is stale...
     add_eval_thresholds(prompts_copy, "recall-pre-gate", {"max_ids_dropped_not_in_candidates": 1})
-    code, report = run_eval("--prompt", "recall-pre-gate", "--prompts-dir", str(prompts_copy), capsys=capsys)
-    assert by_name(report, "recall-pre-gate")["metrics"]["ids_dropped_not_in_candidates"] == 1
-    assert code == 0
+    code, report = run_eval(*args, capsys=capsys)
+    recall = by_name(report, "recall-pre-gate")
+    assert code == 1 and {c["status"] for c in recall["cases"]} == {"stale"}
+    assert "the gate changed" in recall["cases"][0]["message"]
+    # ...and re-keyed, unverified: nobody answered under the loosened gate.
+    code, report = run_eval(*args, "--rekey-hand-written", capsys=capsys)
+    recall = by_name(report, "recall-pre-gate")
+    assert recall["metrics"]["ids_dropped_not_in_candidates"] == 1 and not failed_checks(recall)
+    assert code == 1 and len(recall["rekeyed"]) == len(recall["cases"])
 
 
 @pytest.mark.parametrize(

@@ -226,3 +226,86 @@ def test_an_adopted_finding_a_revision_no_longer_shows_is_still_counted_from_the
     feedback.sync_pr(gh, store, REPO, N)
     (adr,), findings = store.outcomes(REPO, 0, 2e9)
     assert adr.revised and [f.finding_id for f in findings if f.adopted] == ids[:1]
+
+
+# --- one finding counts once (issue 24): a revision's critics reword the same four findings -----------
+
+CONTEXT_QUOTE = "The Data Platform team already runs Kafka (Amazon MSK) for clickstream data"
+# (critic, title, gap, quote, dedupe_group): the first review, then the same four in other words, under
+# other topic keys, some quoting another passage (tests/core/test_finding_identity.py PAIRS).
+FIRST = [
+    ("da", "Personal data is kept for 30 days in the topic", "OrderPlaced now carries the delivery address and phone number, and the topic keeps it for 30 days with no deletion path for erasure requests.", QUOTE, "pii-retention"),
+    ("da", "Compacted topic keeps every order forever", "orders.latest.v1 keeps the latest state indefinitely, including personal data, with no retention or deletion policy.", QUOTE, "compaction-forever"),
+    ("operational", "Bridge lag hides behind a 60-second alert", "The bridge can fall minutes behind during a sale before the 60 second lag alert fires, and no consumer is told.", QUOTE, "bridge-lag"),
+    ("business_regulatory", "MSK cost is not budgeted", "The ~$2,100 a month for MSK comes on top of JetStream and no budget owner approved it.", CONTEXT_QUOTE, "msk-cost"),
+]  # fmt: skip
+REWORDED = [
+    ("da", "Customer addresses and phone numbers stay in Kafka for a month", "The self-contained events put the phone number and delivery address on the bus for 30 days; the ADR gives no way to honour an erasure request.", QUOTE, "erasure-requests"),
+    ("da", "Indefinite retention in orders.latest.v1", "The compacted topic has no retention limit, so the latest state of every order, with addresses, is kept forever.", CONTEXT_QUOTE, "latest-topic-retention"),
+    ("operational", "The JetStream bridge can lag silently at sale peaks", "At sale peaks the Kafka to JetStream bridge may fall behind; only a 60 second alert exists and consumers are not told that they lag.", QUOTE, "silent-bridge-delay"),
+    ("business_regulatory", "Running two buses doubles the infrastructure bill", "Keeping JetStream while adding a 3-broker MSK cluster adds about $2,100 monthly, and the ADR does not say who pays.", CONTEXT_QUOTE, "two-bus-bill"),
+]  # fmt: skip
+
+
+def critics_say(fake: FakeLlm, items: list[tuple[str, str, str, str, str]]) -> None:
+    """Script the Devil's Advocate ("da") and the pre-mortem (by category) with these findings."""
+    da = da_answer((), QUOTE)
+    pm = pm_answer((), quote=QUOTE)
+    for critic, title, gap, quote, group in items:
+        base = {"title": title, "gap": gap, "quote": quote, "section": "Decision", "dedupe_group": group}
+        if critic == "da":
+            da["counter_arguments"].append(
+                {**base, "perspective": "cost", "argument": gap, "severity": "high",
+                 "actionability": "revise_adr", "suggested_action": "Say how."}
+            )  # fmt: skip
+        else:
+            pm["scenarios"].append(
+                {**base, "category": critic, "scenario": gap, "severity_score": 4, "probability": 4,
+                 "impact": 4, "risk_priority": 64, "suggested_action": "Plan for it"}
+            )  # fmt: skip
+    fake.on("blindspot-devils-advocate", da)
+    fake.on("blindspot-premortem", pm)
+
+
+def revise(gh: MemoryGitHub, head: str, old: bytes, new: bytes) -> None:
+    files = dict(gh.files[gh.pulls[N].head_sha])
+    assert old in files[KAFKA]
+    files[KAFKA] = files[KAFKA].replace(old, new)
+    gh.files[head] = files
+    gh.pulls[N] = dataclasses.replace(gh.pulls[N], head_sha=head)
+
+
+def test_done_when_a_reworded_revision_keeps_the_four_findings_and_their_ticks(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from app.cli import main
+
+    store = SqliteStateStore(tmp_path / "app.sqlite3")
+    gh, fake = github(), llm()
+    critics_say(fake, FIRST)
+    first = review(gh, store, fake, app=True)
+    ids = list(read_ticks(first.body))
+    assert len(ids) == 4
+    assert apply(gh, store, tick(gh, ids[:2], ALICE), app=True).recorded  # type: ignore[union-attr]
+
+    critics_say(fake, REWORDED)
+    revise(gh, NEW_HEAD, b"Topic retention is **30 days**", b"Topic retention is **30 days**; addresses are dropped after delivery")  # fmt: skip
+    second = review(gh, store, fake, app=True)
+    assert second.result == "edited"
+    assert "Running two buses doubles the infrastructure bill" in second.body  # the new words are shown
+    assert read_ticks(second.body) == dict(zip(ids, [True, True, False, False], strict=True))
+
+    revise(gh, "m" * 40, b"Topic retention is **30 days**;", b"Topic retention is **30 days** (reviewed);")
+    critics_say(fake, FIRST)  # and back to the first words, on a third content
+    third = review(gh, store, fake, app=True)
+    assert read_ticks(third.body) == dict(zip(ids, [True, True, False, False], strict=True))
+    assert len(read_feedback(third.body).ledger.revisions) == 3
+    (adr,), findings = store.outcomes(REPO, 0, 2e9)
+    assert (adr.revisions, adr.revised, sorted(f.finding_id for f in findings)) == (3, True, sorted(ids))
+    store.close()
+
+    args = ["report", "--store", str(tmp_path / "app.sqlite3"), "--repo", REPO, "--min-findings", "4"]
+    assert main(args) == 0
+    report = capsys.readouterr().out
+    assert "| **50 %** (2 of 4) | 20 % | ✅ |" in report  # not 2 of 8, nor 2 of 12
+    assert "**Sunset rule (ADR-0071): keep — both rates are at or above their lines**" in report

@@ -72,6 +72,12 @@ class AnthropicLlm:
                 )
             return self._client
 
+    def endpoint(self) -> str:
+        """The URL requests go to, as the SDK client resolved it: a configured base URL, the SDK's own
+        environment variables (ANTHROPIC_BASE_URL, ANTHROPIC_BEDROCK_BASE_URL, ...) or the provider's
+        host. What the golden eval labels an answer by (app/evals/golden/cases.py `answer_source`)."""
+        return str(self._get_client().base_url)
+
     def build_params(self, request: LlmRequest, model: str | None = None) -> dict[str, Any]:
         """The messages.create keyword arguments for a request (public so tests can pin them)."""
         content: list[dict[str, Any]] = []

@@ -15,7 +15,6 @@ import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
-from urllib.parse import urlparse
 
 from app.prompts import PROMPTS_DIR
 
@@ -79,7 +78,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from app.evals.golden.cases import SOURCE_FAKE_SERVER, SOURCE_LIVE, GoldenError
+    from app.evals.golden.cases import GoldenError
     from app.evals.golden.rekey import PriceFn, rekey_hand_written
     from app.evals.golden.report import render_markdown, render_text, report_json
     from app.evals.golden.runner import Answering, EvalReport, discover_prompts, run_prompt
@@ -128,11 +127,8 @@ def _run(args: argparse.Namespace) -> int:
         except RuntimeError as exc:
             print(str(exc), file=sys.stderr)
             return 2
-        source = SOURCE_FAKE_SERVER if _is_loopback(base_url) else SOURCE_LIVE
         samples = args.samples or LIVE_SAMPLES
-        answering = Answering(
-            "live", llm=llm, record=args.record, source=source, base_url=base_url, samples=samples
-        )
+        answering = Answering("live", llm=llm, record=args.record, base_url=base_url, samples=samples)
 
     report = EvalReport(mode=args.mode, prompts=[], selected_by=selected_by, skipped=skipped)
     for name in names:
@@ -151,13 +147,9 @@ def _run(args: argparse.Namespace) -> int:
     return 0 if report.passed else 1
 
 
-def _is_loopback(base_url: str | None) -> bool:
-    host = urlparse(base_url or "").hostname or ""
-    return host in ("127.0.0.1", "localhost", "::1")
-
-
-def _live_llm() -> tuple[LlmPort, str | None]:
-    """The production Anthropic adapter, configured from the environment like every other command."""
+def _live_llm() -> tuple[LlmPort, str]:
+    """The production Anthropic adapter, configured from the environment like every other command, and
+    the URL its client sends requests to (which decides whether its answers are labelled live)."""
     from app.adapters.llm import make_llm
     from app.config import RepoConfig, Settings
 
@@ -167,4 +159,7 @@ def _live_llm() -> tuple[LlmPort, str | None]:
         raise RuntimeError(
             "--live needs ANTHROPIC_API_KEY (and optionally ANTHROPIC_BASE_URL); use --replay offline"
         )
-    return llm, settings.anthropic_base_url
+    try:
+        return llm, llm.endpoint()
+    except (ValueError, RuntimeError) as exc:  # e.g. Bedrock without a region
+        raise RuntimeError(f"--live: the model's endpoint is not configured: {exc}") from exc

@@ -3,20 +3,32 @@
 Layout, next to each prompt: `prompts/<name>/golden/<case>.case.yaml` (an input and the expectations)
 and `prompts/<name>/golden/<case>.recording.json` (the model's raw answer to that input). A recording is
 keyed by a hash of the exact request production would send for the case (rendered system + cacheable +
-user parts, output schema, model, temperature, max_tokens), so any change to the prompt, its schema,
-its parameters, the constitution or the way inputs are rendered makes the recording stale instead of
-silently scoring an answer to a different question.
+user parts, output schema, model, temperature, max_tokens) and of the gate it is held to (every setting
+of meta.yaml, the caps the code applies to the answer among them, and the thresholds in force), so any
+change to the prompt, its schema, its parameters, the constitution, the way inputs are rendered, a cap
+or a threshold makes the recording stale instead of silently scoring an answer to a different question
+or against a gate nobody looked at.
+
+A recording is *verified* when it answers the key it carries: `answered_key`, which the tool writes
+when a model answers (`--live --record`) or when a new hand-written answer is keyed for the first time,
+and never when it only moves an answer to a new key (`--rekey-hand-written`). Deleting a note does not
+verify anything: a recording without `answered_key` is unverified.
 """
 
 from __future__ import annotations
 
 import functools
+import hashlib
+import ipaddress
 import json
+import re
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlparse
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from app.core.adr import Adr, parse_adr
 from app.core.results import Usage
@@ -27,11 +39,47 @@ from app.prompts import Prompt
 CASE_SUFFIX = ".case.yaml"
 RECORDING_SUFFIX = ".recording.json"
 
-# Where a recording's answer came from. Only SOURCE_LIVE is a real model's output.
+# Where a recording's answer came from. Only SOURCE_LIVE is a real model's output: an answer from the
+# provider's own API host (`answer_source`).
 SOURCE_HAND_WRITTEN = "hand-written (no API key available)"
-SOURCE_FAKE_SERVER = "fake-server"
+SOURCE_FAKE_SERVER = "fake-server"  # a loopback address: the tests' fake Messages API, or whatever runs there
+SOURCE_PROXY = "proxy"  # any other host: a gateway or proxy; nothing shows a model answered
 SOURCE_LIVE = "live"
-SOURCES = (SOURCE_HAND_WRITTEN, SOURCE_FAKE_SERVER, SOURCE_LIVE)
+SOURCES = (SOURCE_HAND_WRITTEN, SOURCE_FAKE_SERVER, SOURCE_PROXY, SOURCE_LIVE)
+UNKEYED = "unkeyed"  # the key of a hand-written answer nobody has keyed yet (docs/golden-eval.md)
+
+# The providers' own API hosts, the ones the adapter's SDK clients talk to by default
+# (app/adapters/llm/providers.py): the Claude API, Amazon Bedrock's runtime, Vertex AI.
+_PROVIDER_HOSTS = re.compile(
+    r"api\.anthropic\.com"
+    r"|bedrock-runtime(?:-fips)?\.[a-z]{2}(?:-gov)?-[a-z]+-\d\.amazonaws\.com"
+    r"|(?:[a-z]+-[a-z]+\d+-)?aiplatform\.googleapis\.com"
+)
+
+
+def answer_source(base_url: str) -> str:
+    """The label of an answer from `base_url` (the URL the SDK client sent the request to): `live` only
+    for https to a provider's own API host on its standard port; `fake-server` for a loopback address
+    (127.0.0.0/8, ::1, localhost); `proxy` for anything else, whatever it forwards to."""
+    url = urlparse(base_url)
+    host = (url.hostname or "").rstrip(".").casefold()
+    try:
+        port = url.port
+    except ValueError:
+        return SOURCE_PROXY
+    if host == "localhost" or _is_loopback(host):
+        return SOURCE_FAKE_SERVER
+    if url.scheme == "https" and port in (None, 443) and _PROVIDER_HOSTS.fullmatch(host):
+        return SOURCE_LIVE
+    return SOURCE_PROXY
+
+
+def _is_loopback(host: str) -> bool:
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
 
 LIBRARY_DIR = "_golden"  # prompts/_golden/adrs/...: unmodified copies of the real ADRs the cases use
 
@@ -110,7 +158,12 @@ class Recording(BaseModel):
     note: str | None = None
     text: str = ""  # the raw answer text
     data: Any = None  # the structured answer (tool input), when the API returned one
-    rekeyed: RekeyNote | None = None  # set by --rekey-hand-written: nobody has answered this key yet
+    rekeyed: RekeyNote | None = None  # set by --rekey-hand-written: where the answer was moved from
+    # The gate the key covers besides the request (`gate_of`), in the clear for the diff.
+    gate: dict[str, Any] | None = None
+    # The key of the request this answer was given for: written by the tool when a model answers or a
+    # new hand-written answer is first keyed, never by a re-key. Not `key`: unverified.
+    answered_key: str | None = None
 
     @field_validator("source")
     @classmethod
@@ -120,14 +173,54 @@ class Recording(BaseModel):
             raise ValueError(f"source must be one of {SOURCES}")
         return value
 
+    @model_validator(mode="after")
+    def _source_matches_its_endpoint(self) -> Recording:
+        """An answer from an endpoint says which one, and its label is the one that endpoint earns: a
+        proxy's answer relabelled `live` does not load."""
+        if self.source == SOURCE_HAND_WRITTEN:
+            if self.base_url is not None:
+                raise ValueError("a hand-written answer has no base_url")
+        elif self.base_url is None or answer_source(self.base_url) != self.source:
+            raise ValueError(f"source {self.source!r} is not what base_url {self.base_url!r} earns")
+        return self
+
+    @property
+    def verified(self) -> bool:
+        """It answers the key it carries (see the module doc)."""
+        return self.answered_key is not None and self.answered_key == self.key
+
     def response(self) -> LlmResponse:
         return LlmResponse(text=self.text, usage=self.usage.to_usage(self.model), data=self.data)
 
 
 def request_key(request: LlmRequest) -> str:
     """sha256 over everything the model sees or is constrained by (the same hash that content-addresses
-    a stage's answer in the state store); metadata (run ids) excluded."""
+    a stage's answer in the state store); metadata (run ids) excluded. Before the gate was keyed, this
+    alone was a recording's key (`legacy_answer`)."""
     return "sha256:" + structured_request_key(request)
+
+
+def gate_of(prompt: Prompt, thresholds: Mapping[str, float]) -> dict[str, Any]:
+    """What a recording's answer is held to besides the request: every setting of meta.yaml as parsed
+    (the caps the code applies to an answer, such as max_counter_arguments, and its `eval` block;
+    comments and layout aside) and the thresholds in force, defaults included."""
+    meta = json.loads(json.dumps(prompt.meta.raw, sort_keys=True, default=str))
+    return {"meta": meta, "thresholds": {k: float(thresholds[k]) for k in sorted(thresholds)}}
+
+
+def recording_key(request: LlmRequest, gate: Mapping[str, Any]) -> str:
+    """The key of a recording: the request and the gate (`gate_of`)."""
+    body = json.dumps({"request": request_key(request), "gate": gate}, sort_keys=True, ensure_ascii=False)
+    return "sha256:" + hashlib.sha256(body.encode()).hexdigest()
+
+
+def legacy_answer(recording: Recording, request: LlmRequest) -> bool:
+    """A recording keyed before the gate was: its key is the bare request hash of exactly this request,
+    and it carries neither a re-key note nor an answered key. It answers this request; keying it with
+    the gate is not a re-key (app/evals/golden/rekey.py)."""
+    return (
+        recording.answered_key is None and recording.rekeyed is None and recording.key == request_key(request)
+    )
 
 
 def golden_dir(prompt: Prompt) -> Path:

@@ -1,9 +1,17 @@
 """`--rekey-hand-written`: move hand-written answers to the key of what the prompt renders now, marked.
 
-Only answers labelled hand-written are touched: a model's recorded answer to an old prompt is not an
-answer to the new one, so those must be re-recorded live. A moved answer gets a RekeyNote (where it came
-from): replay scores it but reports it as unverified and the prompt fails, until a model answers the new
-request (`--live --record`) or a person rewrites the answer for it and deletes the note.
+The key covers the request and the gate (cases.py `recording_key`). For each recording of a prompt:
+- it carries the current key: nothing to do;
+- it was keyed before the gate was, to exactly this request (`legacy_answer`: the bare request hash, no
+  re-key note): it is keyed with the gate and stays what it was (this is what the merger runs after
+  merging a branch whose recordings the older tool keyed);
+- a new hand-written answer (key `unkeyed`, never keyed, never answered): keyed for the first time, and
+  answered: a person wrote it for this request;
+- any other hand-written answer: moved to the new key with a RekeyNote (where it came from), and its
+  `answered_key` left where it was, so replay scores it but reports it unverified and the prompt fails
+  until a model answers the new request (`--live --record`) or a person writes a new answer for it.
+  Deleting the note changes nothing;
+- a model's (or a server's) answer to another request is refused: it must be re-recorded live.
 """
 
 from __future__ import annotations
@@ -14,17 +22,20 @@ from pathlib import Path
 
 from app.evals.golden.cases import (
     SOURCE_HAND_WRITTEN,
+    UNKEYED,
     RecordedUsage,
     RekeyNote,
     estimate_tokens,
+    gate_of,
     golden_dir,
+    legacy_answer,
     load_cases,
     load_recording,
+    recording_key,
     request_chars,
-    request_key,
     save_recording,
 )
-from app.evals.golden.runner import recorded_request
+from app.evals.golden.runner import prompt_thresholds, recorded_request
 from app.evals.golden.scoring import Suite
 from app.prompts import load_prompt
 
@@ -58,6 +69,7 @@ def rekey_hand_written(
     folder = golden_dir(prompt)
     cases, errors = load_cases(folder)
     messages = list(errors)
+    gate = gate_of(prompt, prompt_thresholds(suite, prompt))
     for case in cases:
         try:
             request = suite.request(case, prompt)
@@ -70,26 +82,40 @@ def rekey_hand_written(
                 f"{name}/{case.id}: no recording to re-key (write {case.id}.recording.json first)"
             )
             continue
+        key = recording_key(request, gate)
+        if recording.key == key:
+            continue
+        if legacy_answer(recording, request):
+            save_recording(
+                folder, recording.model_copy(update={"key": key, "answered_key": key, "gate": gate})
+            )
+            messages.append(f"{name}/{case.id}: keyed with its gate (it answers exactly this request)")
+            continue
         if recording.source != SOURCE_HAND_WRITTEN:
             messages.append(
                 f"{name}/{case.id}: recorded from {recording.source!r}, not hand-written: re-record it with --live --record"
             )
             continue
-        key = request_key(request)
-        if recording.key == key:
-            continue
+        new = recording.key == UNKEYED and recording.answered_key is None and recording.rekeyed is None
         output = recording.text or json.dumps(recording.data, ensure_ascii=False)
         in_tokens, out_tokens = estimate_tokens(request_chars(request)), estimate_tokens(len(output))
         # The first re-key's origin is kept: re-keying twice does not make the answer any newer.
-        note = recording.rekeyed or RekeyNote(
-            from_key=recording.key,
-            from_prompt_files_hash=recording.request.prompt_files_hash,
-            date=date.today().isoformat(),
+        note = (
+            None
+            if new
+            else recording.rekeyed
+            or RekeyNote(
+                from_key=recording.key,
+                from_prompt_files_hash=recording.request.prompt_files_hash,
+                date=date.today().isoformat(),
+            )
         )
         updated = recording.model_copy(
             update={
                 "rekeyed": note,
                 "key": key,
+                "answered_key": key if new else recording.answered_key,
+                "gate": gate,
                 "model": request.model,
                 "date": date.today().isoformat(),
                 "request": recorded_request(request, prompt),
@@ -103,7 +129,9 @@ def rekey_hand_written(
         )
         save_recording(folder, updated)
         messages.append(
-            f"{name}/{case.id}: re-keyed hand-written answer (marked unverified: nobody has answered the "
-            "new request; see docs/golden-eval.md)"
+            f"{name}/{case.id}: keyed a new hand-written answer"
+            if new
+            else f"{name}/{case.id}: re-keyed hand-written answer (marked unverified: nobody has answered "
+            "the new request; see docs/golden-eval.md)"
         )
     return messages

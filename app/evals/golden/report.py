@@ -11,8 +11,8 @@ from app.evals.golden.scoring import fmt_metric
 
 RERECORD_HELP = (
     "re-record with a key:  ANTHROPIC_API_KEY=... adr-review eval prompts --prompt {name} --live --record\n"
-    "    hand-written answers (no key): check each answer in {folder} still answers the changed prompt "
-    "(edit it if not), then:  adr-review eval prompts --prompt {name} --rekey-hand-written\n"
+    "    hand-written answers (no key):  adr-review eval prompts --prompt {name} --rekey-hand-written\n"
+    "    (an answer whose request changed stays unverified until it is answered anew: {folder})\n"
     "    then commit the updated *.recording.json files (see docs/golden-eval.md)"
 )
 
@@ -87,7 +87,9 @@ def _problems(report: PromptReport) -> list[str]:
     lines = list(report.errors)
     for c in report.cases:
         if c.rekeyed:
-            lines.append(f"{c.case_id}: UNVERIFIED: its hand-written answer was re-keyed, not answered anew")
+            lines.append(
+                f"{c.case_id}: UNVERIFIED: its answer was moved to this key (re-keyed), not answered anew"
+            )
         for i, sample in enumerate(c.samples or [c]):
             where = f"{c.case_id}" + (f" (sample {i + 1})" if len(c.samples) > 1 else "")
             if sample.status == "ok":
@@ -102,8 +104,9 @@ REKEYED_HELP = (
     "written for an earlier request, so nothing shows that the changed prompt still gets such answers. "
     "The gate does not pass on them.\n"
     "    with a key:     ANTHROPIC_API_KEY=... adr-review eval prompts --prompt {name} --live --record\n"
-    "    without a key:  rewrite each answer by hand for the new prompt, then delete its `rekeyed` note "
-    "(a reviewer sees that in the diff; see docs/golden-eval.md)"
+    "    without a key:  write a new answer by hand for the new request: replace the recording with a new one "
+    '(`"key": "unkeyed"`, no `answered_key`), then --rekey-hand-written keys it. Deleting the `rekeyed` note '
+    "verifies nothing: `answered_key` must be the key (see docs/golden-eval.md)"
 )
 
 

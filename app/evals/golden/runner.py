@@ -3,9 +3,10 @@
 Replay feeds each case's recorded answer through the production stage (the suite runs run_recall /
 run_blindspots with the model port answered from the recording: render -> call_prompt -> validation ->
 the pipeline's own verification and guards), checks it against output_schema.json as well, and marks a
-case whose recording no longer matches the request production would send as stale. A recording that
-`--rekey-hand-written` moved to a new key answers a request nobody has answered: its case is scored
-but reported as unverified, and the prompt fails (see RekeyNote).
+case whose recording no longer matches the request production would send, or the gate it is held to
+(meta.yaml, the thresholds), as stale. A recording that does not answer the key it carries (one that
+`--rekey-hand-written` moved: `Recording.verified`) answers a request nobody has answered: its case is
+scored but reported as unverified, and the prompt fails.
 
 Live takes `samples` answers per case (concurrently); each sample is scored on its own, the prompt's
 metrics are the mean over the samples and `spread` their range and standard deviation, so one lucky
@@ -21,22 +22,24 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from app.core.llm_json import NotJsonError, parse_json_answer, schema_errors
 from app.core.results import Usage
 from app.evals.golden.cases import (
     SOURCE_FAKE_SERVER,
-    SOURCE_LIVE,
+    SOURCE_PROXY,
     GoldenCase,
     GoldenError,
     RecordedRequest,
     RecordedUsage,
     Recording,
+    answer_source,
+    gate_of,
     golden_dir,
     load_cases,
     load_recording,
-    request_key,
+    recording_key,
     save_recording,
 )
 from app.evals.golden.scoring import (
@@ -108,14 +111,18 @@ def discover_prompts(prompts_dir: Path) -> list[str]:
 
 @dataclass(frozen=True)
 class Answering:
-    """Where the answers come from: the recordings (replay) or `llm` (live), and what to call them."""
+    """Where the answers come from: the recordings (replay) or `llm` (live) at `base_url`, the URL its
+    client sends requests to, which alone decides what its answers are called (`answer_source`)."""
 
     mode: Mode
     llm: LlmPort | None = None
     record: bool = False
-    source: str = SOURCE_LIVE
     base_url: str | None = None
     samples: int = 1  # live: answers per case
+
+    @property
+    def source(self) -> str:
+        return answer_source(self.base_url) if self.base_url else SOURCE_PROXY
 
 
 def run_prompt(name: str, suite: Suite | None, prompts_dir: Path, answering: Answering) -> PromptReport:
@@ -133,15 +140,26 @@ def run_prompt(name: str, suite: Suite | None, prompts_dir: Path, answering: Ans
     report.errors.extend(errors)
     if not cases:
         report.errors.append(f"no golden cases in {folder}")
+    thresholds = prompt_thresholds(suite, prompt)
+    gate = gate_of(prompt, thresholds)
     for case in cases:
-        result, recorded = _run_case(case, prompt, suite, folder, answering)
+        result, recorded = _run_case(case, prompt, suite, folder, answering, gate)
         report.cases.append(result)
         if recorded:
             report.recorded.append(case.id)
     report.metrics, report.spread = _sampled_metrics(report.cases, suite, report.samples)
-    thresholds = {**COMMON_THRESHOLDS, **suite.default_thresholds(), **eval_thresholds(prompt)}
     report.checks = check_thresholds(report.metrics, thresholds)
     return report
+
+
+def prompt_thresholds(suite: Suite, prompt: Prompt) -> dict[str, float]:
+    """The gates a prompt is held to: the common ones, its suite's defaults, its meta.yaml's."""
+    return {**COMMON_THRESHOLDS, **suite.default_thresholds(), **eval_thresholds(prompt)}
+
+
+def case_key(case: GoldenCase, prompt: Prompt, suite: Suite) -> str:
+    """The key a recording of `case` must carry now (the request and the gate)."""
+    return recording_key(suite.request(case, prompt), gate_of(prompt, prompt_thresholds(suite, prompt)))
 
 
 def eval_thresholds(prompt: Prompt) -> dict[str, float]:
@@ -152,14 +170,19 @@ def eval_thresholds(prompt: Prompt) -> dict[str, float]:
 
 
 def _run_case(
-    case: GoldenCase, prompt: Prompt, suite: Suite, folder: Path, answering: Answering
+    case: GoldenCase,
+    prompt: Prompt,
+    suite: Suite,
+    folder: Path,
+    answering: Answering,
+    gate: Mapping[str, Any],
 ) -> tuple[CaseResult, bool]:
     """The case's result, and whether its answer was recorded."""
     try:
         request = suite.request(case, prompt)
     except Exception as exc:  # a case the production renderer cannot take is the case's bug
         return CaseResult(case.id, "input_error", message=f"{type(exc).__name__}: {exc}"), False
-    key = request_key(request)
+    key = recording_key(request, gate)
     if answering.mode == "replay":
         try:
             recording = load_recording(folder, case.id)
@@ -169,22 +192,23 @@ def _run_case(
             return CaseResult(case.id, "missing", message="no recording"), False
         if recording.key != key:
             message = f"recorded for {recording.key[:19]}…, the prompt now renders {key[:19]}…"
+            if recording.gate is not None and recording.key == recording_key(request, recording.gate):
+                message += " (the request is the same: the gate changed, meta.yaml or a threshold)"
             return CaseResult(case.id, "stale", message=message, source=recording.source), False
-        answerer = _Answerer(replay=recording)
+        answerer = _Answerer(gate, replay=recording)
         result = _scored(case, prompt, suite, answerer, recording.source)
-        if recording.rekeyed is not None:
-            result.rekeyed = True
+        result.rekeyed = not recording.verified
         return result, False
     assert answering.llm is not None, "live mode needs an LLM"
     live = answering.llm
-    answerers = [_Answerer(live=live) for _ in range(_samples(answering))]
+    answerers = [_Answerer(gate, live=live) for _ in range(_samples(answering))]
     with ThreadPoolExecutor(max_workers=min(len(answerers), 4), thread_name_prefix="golden-sample") as pool:
         samples = list(pool.map(lambda a: _scored(case, prompt, suite, a, answering.source), answerers))
     result = samples[0]
     result.samples = samples
     first = answerers[0]
     if answering.record and first.response is not None and first.request is not None:
-        save_recording(folder, _recording(case, prompt, first.request, first.response, answering))
+        save_recording(folder, _recording(case, prompt, first.request, first.response, answering, gate))
         return result, True
     return result, False
 
@@ -233,7 +257,10 @@ def _strict_schema_problems(response: LlmResponse | None, prompt: Prompt) -> lis
 class _Answerer:
     """Stands in for the model: a recording (refusing any other request) or the live adapter."""
 
-    def __init__(self, replay: Recording | None = None, live: LlmPort | None = None) -> None:
+    def __init__(
+        self, gate: Mapping[str, Any], replay: Recording | None = None, live: LlmPort | None = None
+    ) -> None:
+        self.gate = gate
         self.recording = replay
         self.live = live
         self.request: LlmRequest | None = None
@@ -242,7 +269,7 @@ class _Answerer:
     def __call__(self, request: LlmRequest) -> LlmResponse:
         self.request = request
         if self.recording is not None:
-            if request_key(request) != self.recording.key:
+            if recording_key(request, self.gate) != self.recording.key:
                 raise LlmError("refused", "replay: the request differs from the one recorded")
             self.response = self.recording.response()
         else:
@@ -252,13 +279,21 @@ class _Answerer:
 
 
 def _recording(
-    case: GoldenCase, prompt: Prompt, request: LlmRequest, response: LlmResponse, answering: Answering
+    case: GoldenCase,
+    prompt: Prompt,
+    request: LlmRequest,
+    response: LlmResponse,
+    answering: Answering,
+    gate: Mapping[str, Any],
 ) -> Recording:
     u = response.usage
+    key = recording_key(request, gate)
     return Recording(
         case=case.id,
         prompt=prompt.name,
-        key=request_key(request),
+        key=key,
+        answered_key=key,  # answered, not moved: verified
+        gate=dict(gate),
         source=answering.source,
         model=u.model or request.model,
         date=date.today().isoformat(),
@@ -271,14 +306,18 @@ def _recording(
         ),
         request=recorded_request(request, prompt),
         base_url=answering.base_url,
-        note=(
-            "Answer of the local fake Messages API server (tests/fakes/messages_server.py), not of a model."
-            if answering.source == SOURCE_FAKE_SERVER
-            else None
-        ),
+        note=_SOURCE_NOTES.get(answering.source),
         text=response.text,
         data=response.data,
     )
+
+
+_SOURCE_NOTES = {
+    SOURCE_FAKE_SERVER: "Answer of a server on a loopback address (the tests' fake Messages API, "
+    "tests/fakes/messages_server.py), not of the provider's API: not of a model as far as anything shows.",
+    SOURCE_PROXY: "Answer through a base URL that is not the provider's own API host (a proxy or "
+    "gateway): nothing shows it is a model's, not of a model as far as anything shows.",
+}
 
 
 def recorded_request(request: LlmRequest, prompt: Prompt) -> RecordedRequest:
