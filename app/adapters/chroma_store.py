@@ -110,6 +110,17 @@ def open_collection(
 _CORRUPT = ("file is not a database", "database disk image is malformed", "malformed database schema")
 
 
+def check_store_dir(store_dir: Path) -> None:
+    """What opening the embedded store would refuse first, without opening it (and importing
+    chromadb): its folder cannot be made. IndexStoreError names the folder."""
+    path = Path(store_dir) / "chroma"
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:  # said as Chroma (Rust's io::Error) said it when it opened the folder
+        cause = f"{exc.strerror} (os error {exc.errno})" if exc.errno else str(exc)
+        raise IndexStoreError(f"cannot open the index store {path}: {cause}") from exc
+
+
 def open_chroma_client(store_dir: Path) -> tuple[Any, str | None]:
     """`chroma_client`, surviving a damaged store: the index is a cache of the ADR folder, so a store
     SQLite cannot read is moved aside (kept, not deleted) and rebuilt. Returns (client, note) where the

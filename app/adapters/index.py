@@ -88,6 +88,12 @@ class ChromaAdrIndex(IndexSearch):
         self.embedding = label_of(self._ef)
         self._chroma: Any = None  # the client, opened when a collection is (see _client)
         self.store_note: str | None = None  # what opening the store recovered, if anything (logged)
+        # A store that cannot be used is an IndexStoreError when the index opens (the commands say so
+        # in one line), although Chroma itself is opened only when a sync needs it.
+        if chroma_store.uses_server():
+            self._client  # noqa: B018
+        else:
+            chroma_store.check_store_dir(self.store_dir)
         self._collection: Any = None
         self._fresh_collection = False  # created by this process: nothing stored yet
         self._adr_list: list[Adr] = []

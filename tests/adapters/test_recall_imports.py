@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from app.adapters import chroma_store
 from app.adapters.index_open import ensure_synced, open_index_for
 
 PROBE = (
@@ -52,3 +53,22 @@ def test_a_recall_on_a_fresh_index_does_not_import_chromadb(tmp_path: Path) -> N
     write_settled(folder / "0003-redis.md", "# 3. Use Redis for caching\n\n## Context\n\nLatency.\n")
     assert recall_in_child(folder, store) == "EXIT=0 CHROMADB=True"  # a sync opens the collection
     assert recall_in_child(folder, store) == "EXIT=0 CHROMADB=False"  # and leaves the mirror fresh
+
+
+def test_only_an_embedded_store_trusts_its_mirror_alone(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On a Chroma server other hosts write the collection: a no-op sync asks it (and opens the client
+    when the index opens, so an unreachable server is reported there)."""
+    folder, store = tmp_path / "adr", tmp_path / "store"
+    folder.mkdir()
+    write_settled(folder / "0001-kafka.md", "# 1. Use Kafka for events\n\n## Context\n\nDomain events.\n")
+    ensure_synced(open_index_for(folder, store), folder)
+    fresh = open_index_for(folder, store)
+    assert fresh._fresh_mirror() is not None and fresh._chroma is None  # nothing of Chroma opened
+
+    opened: list[Path] = []
+    monkeypatch.setattr(chroma_store, "open_chroma_client", lambda path: (opened.append(path), None))
+    monkeypatch.setattr(chroma_store, "_server", ("http://chroma.invalid:8000", None))
+    on_server = open_index_for(folder, store)
+    assert opened == [store] and on_server._fresh_mirror() is None
