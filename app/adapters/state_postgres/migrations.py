@@ -1,6 +1,7 @@
 """The PostgreSQL store's one ordered list of named migrations (the SQLite store's style: each function
-registered in order with @migration, applied once in its own transaction, its name recorded in
-`_migrations`; never edit an applied one, add a new one at the end).
+registered in order with @migration, applied once in its own transaction by the shared runner
+(app/adapters/state_migrations.py), its name recorded in `_migrations`; never edit an applied one, add
+a new one at the end).
 
 The tables are the SQLite store's, column for column, so the contract (and every query a test or an
 operator writes against it) reads the same on both: times are epoch seconds (`double precision`, the

@@ -1,7 +1,7 @@
 """The store's one ordered list of named migrations (the model: simonw/llm's migrations.py).
 
 Each function is registered in order with @migration, applied once in its own transaction, and its
-name recorded in `_migrations`. Never edit an applied migration: add a new one at the end. The DDL is
+name recorded in `_migrations` (app/adapters/state_migrations.py, the runner both engines share). Never edit an applied migration: add a new one at the end. The DDL is
 spelled out literally (not built from RUN_STATES) so a migration means the same thing forever.
 
 The first migrations adopt files written before this list existed: the checkpoint store's tables
