@@ -75,9 +75,12 @@ class RecallConfig(BaseModel):
     enabled: bool = True
     max_citations: int = 5
     llm: bool = True  # False: always extractive, even with an API key
-    # Extractive relevance bands on a candidate's fused score relative to the best candidate's.
-    extractive_high: float = 0.75
-    extractive_med: float = 0.4
+    # A past ADR is cited only when its calibrated evidence (the probability that it is related,
+    # app/core/evidence.py) reaches evidence_floor; labelled high / med at evidence_high /
+    # evidence_med. null: the thresholds fitted with the shipped model (docs/retrieval.md).
+    evidence_floor: float | None = Field(default=None, ge=0, le=1)
+    evidence_med: float | None = Field(default=None, ge=0, le=1)
+    evidence_high: float | None = Field(default=None, ge=0, le=1)
 
 
 class ModelPrice(BaseModel):

@@ -211,3 +211,67 @@ def test_one_github_client_stack() -> None:
                 ]
     assert found == []
     assert (stack / "__init__.py").is_file()  # the check above is not vacuous
+
+
+# No import circle anywhere in app/ (issue 25: action_env.py <-> workflow_commands.py was one), counting
+# imports inside functions too: a circle hidden in a function is still two modules that need each other.
+
+
+def import_graph(sources: dict[str, str]) -> dict[str, set[str]]:
+    """module -> the modules of `sources` it imports (`from a import b` imports a, or a.b if a module)."""
+    graph: dict[str, set[str]] = {name: set() for name in sources}
+    for name, source in sources.items():
+        for node in ast.walk(ast.parse(source)):
+            if isinstance(node, (ast.Import, ast.ImportFrom)):
+                graph[name] |= {m for m in _imported(node) if m in sources and m != name}
+    return graph
+
+
+def circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The import circles: each strongly connected group of two or more modules (Tarjan), sorted."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    out: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        for w in sorted(graph[v]):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            group = []
+            while True:
+                w = stack.pop()
+                group.append(w)
+                if w == v:
+                    break
+            if len(group) > 1:
+                out.append(sorted(group))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return sorted(out)
+
+
+def test_no_import_circle_in_app() -> None:
+    sources = {_dotted(p): p.read_text(encoding="utf-8") for p in sorted(APP.rglob("*.py"))}
+    assert len(sources) > 100
+    assert circles(import_graph(sources)) == []
+
+
+@pytest.mark.parametrize(
+    ("sources", "found"),
+    [
+        ({"a": "import b", "b": "def f():\n    from a import x"}, [["a", "b"]]),  # inside a function
+        ({"a": "from b import c", "b": "", "b.c": "import a"}, [["a", "b.c"]]),
+        ({"a": "import b", "b": "import c", "c": ""}, []),
+    ],
+)
+def test_the_circle_check_finds_them(sources: dict[str, str], found: list[list[str]]) -> None:
+    assert circles(import_graph(sources)) == found

@@ -20,6 +20,7 @@ from app.adapters.xl_channel import scorer_gates
 from app.config import RetrievalConfig
 from app.core.adr import Adr, AdrParseError
 from app.core.chunking import ChunkParams
+from app.core.evidence_model import DEFAULT_EVIDENCE
 from app.core.fusion import FusionParams
 from app.core.lexical import Bm25Params
 from app.pipeline.ports import SyncReport
@@ -77,6 +78,7 @@ def fusion_params(config: RetrievalConfig, embedding: str) -> FusionParams:
         cross_language_rank=config.cross_language_rank,
         cross_language_gate=gate,
         cross_language_fill_gate=fill,
+        evidence=DEFAULT_EVIDENCE,
     )
 
 

@@ -163,6 +163,10 @@ class IndexSearch:
             diagnostics["warnings"] = [f"embedding {self.embedding} failed; lexical-only retrieval: {error}"]
             log.warning("embedding %s failed; lexical-only retrieval: %s", self.embedding, error)
         adrs, bm25, title = self._adrs, lex.bm25.tolist(), lex.title.tolist()
+        zeros = [0.0] * len(adrs)
+        coverage = lex.coverage.tolist() if lex.coverage is not None else zeros
+        rare_idf = lex.rare_idf.tolist() if lex.rare_idf is not None else zeros
+        rare_count = lex.rare_count.tolist() if lex.rare_count is not None else zeros
         language = "ja" if is_japanese(query) else "en"
         xl = self._cross_language(
             query,
@@ -180,6 +184,9 @@ class IndexSearch:
                 cross_language=adrs[i].language != language,
                 cross_language_score=xl.scores.get(adrs[i].path),
                 cross_language_evidence=xl.evidence.get(adrs[i].path),
+                coverage=coverage[i],
+                rare_idf=rare_idf[i],
+                rare_count=int(rare_count[i]),
             )
             for i in scope
         ]

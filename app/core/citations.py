@@ -8,8 +8,10 @@ two characters), so `e`, `the` and `の` are no reason in either language.
 
 Citations (seed 000, filterValidCitations), each proposed item in turn:
   1. adr_id is in the candidate set (after NFKC; case and zero-padding do not matter);
-  2. relevance_reason verifies as a quote of the proposal OR of the cited candidate;
-  3. a relevance outside high/med/low becomes low (counted, not dropped);
+  2. relevance_reason verifies as a quote of the cited candidate OR of the proposal (a quote found in
+     both is the candidate's: it says something about the cited ADR);
+  3. a relevance outside high/med/low becomes low (counted, not dropped), and a reason found only in
+     the proposal caps it at med (counted: `capped_relevance`);
 then 4. duplicates are dropped among the *verified* citations (the first wins: a valid citation is not
 lost to an invalid twin written in another case), and 5. the first `limit` (5) are kept.
 Faithful, not factual: a verbatim quote proves the words exist, not that the relation is sound.
@@ -22,11 +24,11 @@ import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, cast
+from typing import Any, cast
 
-from app.core.adr import Adr, canonical_id_key
+from app.core.adr import Adr, canonical_id_key, strip_list_marker
 from app.core.passages import Passage, passages_of
-from app.core.results import Relevance
+from app.core.results import QuoteSource, Relevance
 from app.core.text import contains_verbatim, normalize, normalize_for_match
 
 RELEVANCES: tuple[Relevance, ...] = ("high", "med", "low")
@@ -41,6 +43,9 @@ DUPLICATE = "duplicate"  # step 4
 OVER_LIMIT = "over_limit"  # step 5
 
 MIN_SUBSTANCE = 3.0
+# The highest relevance a reason from each source can earn on its own. A sentence of the proposal says
+# what the proposal is about and nothing about the cited ADR, so it never makes a row "high".
+RELEVANCE_CEILING: Mapping[QuoteSource, Relevance] = {"candidate": "high", "proposal": "med"}
 # Words that carry no content on their own (a reason made of them says nothing).
 _FUNCTION_WORDS = frozenset(
     """a an and are as at be by for from has have if in into is it its of on or so than that the
@@ -99,14 +104,16 @@ def check_quote(quote: Any, *sources: Sequence[Passage]) -> QuoteCheck:
     """Whether `quote` is one passage's verbatim text (in the first source that has it), with substance.
 
     Forgiven, and shown in the verified form: quote marks wrapped around the quote, a full stop the
-    passage does not have, and inline Markdown marks (`code`, **strong**, _em_) copied from the source
-    that a reader does not see. Nothing else: not a changed character, not a join.
+    passage does not have, inline Markdown marks (`code`, **strong**, _em_) copied from the source
+    that a reader does not see, and a leading list marker (`* `, `- `, `1. `). Nothing else: not a
+    changed character, not a join.
     """
     text = quote.strip() if isinstance(quote, str) else ""
     if not text:
         return QuoteCheck("", EMPTY_REASON)
     variants = [text]
-    for variant in (_trim(text), _unmark(text), _trim(_unmark(text))):
+    bare = strip_list_marker(text)
+    for variant in (_trim(text), _unmark(text), _trim(_unmark(text)), bare, _trim(_unmark(bare))):
         if variant and variant not in variants:
             variants.append(variant)
     for variant in variants:
@@ -152,7 +159,7 @@ class VerifiedCitation:
     adr_id: str  # the candidate's id as the index wrote it, not the model's spelling
     relevance: Relevance
     relevance_reason: str  # the model's quote, as verified
-    quoted_from: Literal["proposal", "candidate"]
+    quoted_from: QuoteSource
     section: str = ""  # the heading the quote stands under ("" before the first heading)
 
 
@@ -161,7 +168,8 @@ class Verification:
     kept: tuple[VerifiedCitation, ...]
     proposed: int  # how many citations the model gave
     dropped: Mapping[str, int] = field(default_factory=dict)  # reason -> count; absent when 0
-    relevance_normalized: int = 0  # step 3 rewrites
+    relevance_normalized: int = 0  # step 3 rewrites of an unknown relevance
+    relevance_capped: int = 0  # step 3: kept citations lowered because their reason is the proposal's
 
     @property
     def dropped_total(self) -> int:
@@ -182,7 +190,7 @@ def verify_citations(
         by_key.setdefault(id_key(cand.adr_id), i)
 
     verified: list[VerifiedCitation] = []
-    normalized = 0
+    normalized = capped = 0
     for item in proposed:
         if not isinstance(item, Mapping) or not isinstance(item.get("adr_id"), str):
             dropped[MALFORMED] += 1
@@ -191,21 +199,24 @@ def verify_citations(
         if index is None:
             dropped[NOT_A_CANDIDATE] += 1
             continue
-        check = check_quote(item.get("relevance_reason"), proposal, candidates[index].passages)
+        check = check_quote(item.get("relevance_reason"), candidates[index].passages, proposal)
         if check.problem is not None:
             dropped[check.problem] += 1
             continue
+        quoted_from: QuoteSource = "candidate" if check.source == 0 else "proposal"
         relevance = normalize_relevance(item.get("relevance"))
         if relevance is None:
             normalized += 1
             relevance = "low"
+        shown = capped_relevance(relevance, quoted_from)
+        capped += shown != relevance
         verified.append(
             VerifiedCitation(
                 candidate_index=index,
                 adr_id=candidates[index].adr_id,
-                relevance=relevance,
+                relevance=shown,
                 relevance_reason=check.quote,
-                quoted_from="proposal" if check.source == 0 else "candidate",
+                quoted_from=quoted_from,
                 section=check.passage.section if check.passage else "",
             )
         )
@@ -227,7 +238,14 @@ def verify_citations(
         proposed=len(proposed),
         dropped=dict(dropped),
         relevance_normalized=normalized,
+        relevance_capped=capped,
     )
+
+
+def capped_relevance(relevance: Relevance, quoted_from: QuoteSource) -> Relevance:
+    """`relevance`, lowered to what a reason from `quoted_from` can earn (RELEVANCE_CEILING)."""
+    ceiling = RELEVANCE_CEILING[quoted_from]
+    return max(relevance, ceiling, key=RELEVANCES.index)
 
 
 def normalize_relevance(value: Any) -> Relevance | None:

@@ -8,6 +8,7 @@ what goes where; render.py loads the tables and the templates.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -15,7 +16,7 @@ from urllib.parse import quote
 
 from app.core.feedback import checkbox, finding_ids
 from app.core.markdown_safe import Untrusted, clean, untrusted
-from app.core.results import BlindSpotResult, Citation, Finding, RecallResult, Review
+from app.core.results import BlindSpotResult, Citation, Finding, QuoteSource, RecallResult, Review
 
 Strings = Mapping[str, str]  # one language's fixed strings
 Labels = Mapping[str, Mapping[str, str]]  # one language's label tables: table -> key -> label
@@ -108,18 +109,37 @@ def _no_citations_text(recall: RecallResult | None, t: Strings, labels: Labels) 
     return t["no_citations"]
 
 
-def _recall_mode_text(recall: RecallResult | None, t: Strings) -> str | None:
-    if recall is None:
+def _recall_mode_text(recall: RecallResult | None, t: Strings, labels: Labels) -> str | None:
+    """The sub-line under the citations: what picked them, exactly what code checked (the id is a
+    candidate; the reason is verbatim in the cited ADR or in this proposal), and that it did not
+    check the relation itself."""
+    if recall is None or recall.mode == "disabled":
         return None
-    if recall.mode == "extractive" and recall.diagnostics.get("fallback_from") == "llm":
-        return t["recall_mode_fallback"]
-    if recall.mode == "llm":
-        return (
-            _n(t["recall_mode_llm"], len(recall.candidates))
-            if recall.candidates
-            else t["recall_mode_llm_plain"]
-        )
-    return t["recall_mode_extractive"] if recall.mode == "extractive" else None
+    llm = recall.mode == "llm"
+    if not llm:
+        picked = t[
+            "recall_mode_fallback"
+            if recall.diagnostics.get("fallback_from") == "llm"
+            else "recall_mode_extractive"
+        ]
+    elif recall.candidates:
+        picked = _n(t["recall_mode_llm"], len(recall.candidates))
+    else:
+        picked = t["recall_mode_llm_plain"]
+    sources = {c.quoted_from for c in recall.citations}
+    parts = [picked, t["recall_checked"].format(where=_label(labels, "quote_source", _source_key(sources)))]
+    if "proposal" in sources:
+        parts.append(t["recall_proposal_llm" if llm else "recall_proposal_extractive"])
+    parts.append(t["recall_not_checked_llm" if llm else "recall_not_checked_extractive"])
+    return t["sentence_sep"].join(parts)
+
+
+def _source_key(sources: set[QuoteSource | None]) -> str:
+    """Which text the reasons are verbatim in: one (candidate / proposal), both (mixed), or unknown
+    (a result stored before the source was kept)."""
+    if None in sources or not sources:
+        return "unknown"
+    return "mixed" if len(sources) > 1 else str(next(iter(sources)))
 
 
 def build_view(
@@ -142,6 +162,7 @@ def build_view(
                 "relevance": _label(labels, "relevance", c.relevance),
                 "relevance_key": c.relevance,
                 "reason": Untrusted(c.relevance_reason),
+                "from_proposal": c.quoted_from == "proposal",
             }
         )
     dropped = []
@@ -181,6 +202,8 @@ def build_view(
                         "suggested": Untrusted(f.suggested_action),
                         "id": ids[id(f)],
                         "checkbox": checkbox(ids[id(f)], t["adopted_box"].format(id=ids[id(f)])),
+                        # judged, but the Judge gave it no confidence (or it is a critic finding put back)
+                        "unscored": bs.status == "judged" and f.confidence is None,
                     }
                 )
             if items:
@@ -263,7 +286,7 @@ def build_view(
         "adr_title": Untrusted(review.adr_title),
         "error": untrusted(review.error),
         "recall": recall,
-        "recall_mode_text": _recall_mode_text(recall, t) if citations else None,
+        "recall_mode_text": _recall_mode_text(recall, t, labels) if citations else None,
         "citations": citations,
         "dropped": "; ".join(dropped) if dropped else None,
         "no_citations_text": _no_citations_text(recall, t, labels),
@@ -287,6 +310,8 @@ def build_view(
             else None
         ),
         "groups": groups,
+        "none_text": _none_text(bs, t),
+        "judge_notes": _judge_notes(bs, t),
         "feedback_hint": t["feedback_hint"] if shown_total else None,
         "unverified": _unverified_view(bs, t, labels),
         "excluded": _excluded_view(bs, t, labels),
@@ -299,6 +324,31 @@ def build_view(
         "emoji": {"critical": "🔴", "high": "🟠", "medium": "🟡", "low": "⚪"},
         "relevance_emoji": {"high": "🟢", "med": "🔵", "low": "⚪"},
     }
+
+
+def _none_text(bs: BlindSpotResult | None, t: Strings) -> str:
+    """What an empty blind-spot section says: "none found" only when the critics raised nothing."""
+    if bs is None:
+        return t["blind_none"]
+    raised = bs.raised_count + len(bs.unverified)
+    return _n(t["blind_none_raised"], raised) if raised else t["blind_none"]
+
+
+def _judge_notes(bs: BlindSpotResult | None, t: Strings) -> list[str]:
+    """What the Judge left out and the code put back, counted (trusted strings, numbers only)."""
+    if bs is None or bs.status != "judged":
+        return []
+    notes = []
+    dropped = int(bs.dropped.get("judge_dropped", 0))
+    if dropped:
+        notes.append(_n(t["judge_dropped"], dropped, total=bs.raised_count))
+    rejected = sum(
+        int(bs.dropped.get(k, 0))
+        for k in ("judge_exclusion_unverified", "judge_exclusion_not_covering", "judge_exclusion_off_subject")
+    )
+    if rejected:
+        notes.append(_n(t["exclusions_rejected"], rejected))
+    return notes
 
 
 def _more(n: int, t: Strings) -> str | None:
@@ -341,4 +391,14 @@ def _excluded_view(bs: BlindSpotResult | None, t: Strings, labels: Labels) -> di
         }
         for x in bs.exclusions[:MAX_LISTED]
     ]
-    return {"count": len(bs.exclusions), "items": items, "more": _more(len(bs.exclusions) - len(items), t)}
+    per_section = Counter(x.covered_in for x in bs.exclusions if x.covered_in)
+    sections = t["list_sep"].join(
+        t["excluded_section_count"].format(section=_label(labels, "covering_section", k), n=n)
+        for k, n in per_section.items()
+    )
+    return {
+        "count": len(bs.exclusions),
+        "sections": t["excluded_sections"].format(items=sections) if sections else None,
+        "items": items,
+        "more": _more(len(bs.exclusions) - len(items), t),
+    }

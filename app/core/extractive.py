@@ -4,8 +4,8 @@ Each of the top qualified candidates is cited with the sentence of its decision 
 else any section: where its summary comes from) that shares the most terms with the proposal. The
 sentence is cut from one passage a reader sees (app/core/passages.py) and must have substance, so the
 reason meets the rule a model's quote is held to by construction (code-span content kept, never two
-passages joined across a list or a code block) and passes the same verification. Relevance comes from
-the candidate's fused score relative to the best candidate's, in configurable bands.
+passages joined across a list or a code block) and passes the same verification. Which candidates get a row, and their
+label, is the calibrated evidence's (app/core/evidence.py), never the rank relative to the best hit.
 """
 
 from __future__ import annotations
@@ -18,58 +18,17 @@ from typing import Literal
 
 from app.core.adr import Adr
 from app.core.citations import has_substance
+from app.core.evidence import EvidenceModel, eligible
+from app.core.evidence_model import DEFAULT_EVIDENCE
 from app.core.passages import Passage, is_markdown_path, reader_passages
 from app.core.results import Candidate, Relevance
-from app.core.text import tokenize
+from app.core.text import FUNCTION_WORDS, tokenize
 
 MAX_REASON_CHARS = 300
 _MIN_TERMS = 8
 
 # A sentence ends after . ! ? followed by whitespace, after 。！？ or at a line break.
 _BOUNDARY = re.compile(r"(?<=[.!?])\s+|(?<=[。！？])|\n+")
-# Function words that make every sentence look alike (English words; Japanese kana bigrams).
-_STOP = frozenset(
-    [
-        "a",
-        "an",
-        "and",
-        "are",
-        "as",
-        "at",
-        "be",
-        "by",
-        "for",
-        "from",
-        "in",
-        "is",
-        "it",
-        "of",
-        "on",
-        "or",
-        "that",
-        "the",
-        "this",
-        "to",
-        "we",
-        "will",
-        "with",
-        "use",
-        "する",
-        "して",
-        "した",
-        "ます",
-        "です",
-        "この",
-        "その",
-        "ある",
-        "いる",
-        "こと",
-        "ため",
-        "れる",
-        "られ",
-        "ない",
-    ]
-)
 
 
 @dataclass(frozen=True)
@@ -96,7 +55,7 @@ def sentence_spans(text: str) -> list[tuple[int, int]]:
 
 
 def _terms(text: str) -> set[str]:
-    return {t for t in tokenize(text) if t not in _STOP}
+    return {t for t in tokenize(text) if t not in FUNCTION_WORDS}
 
 
 def best_sentence(text: str | Sequence[Passage], query_terms: set[str]) -> str | None:
@@ -144,25 +103,18 @@ def _cap(sentence: str) -> str:
     return (cut[:space] if space > MAX_REASON_CHARS // 2 else cut).rstrip()
 
 
-def relevance_band(score: float, best: float, *, high: float, med: float) -> Relevance:
-    rel = score / best if best > 0 else 0.0
-    if rel >= high:
-        return "high"
-    if rel >= med:
-        return "med"
-    return "low"
-
-
 def pick_extractive(
     candidates: Sequence[Candidate],
     proposal_text: str,
     proposal_passages: Sequence[Passage] = (),
     *,
+    evidence: EvidenceModel = DEFAULT_EVIDENCE,
     limit: int = 5,
-    high: float = 0.75,
-    med: float = 0.4,
+    linked: frozenset[str] = frozenset(),
 ) -> list[ExtractivePick]:
-    """Up to `limit` qualified candidates in rank order, each with its best-matching summary sentence.
+    """Up to `limit` candidates whose calibrated evidence earns them a row (app/core/evidence.py:
+    the floor, or a link from the proposal), in rank order, each with its best-matching summary
+    sentence and the label its evidence earns.
 
     `proposal_text` gives the query terms; `proposal_passages` (default: those of `proposal_text`)
     what a candidate with nothing to quote is cited with instead: the proposal's sentence closest to
@@ -170,12 +122,11 @@ def pick_extractive(
     """
     query_terms = _terms(proposal_text)
     own = tuple(proposal_passages) or reader_passages(proposal_text)
-    qualified = [(i, c) for i, c in enumerate(candidates) if c.qualified]
-    best_score = max((c.fused for _, c in qualified), default=0.0)
     picks: list[ExtractivePick] = []
-    for index, cand in qualified:
+    for index, band in eligible(candidates, evidence, linked):
         if len(picks) >= limit:
             break
+        cand = candidates[index]
         # An ADR in another language shares few terms with the proposal: its summary sentence closest
         # to the passage the cross-language scorer matched (same language, so the terms meet) says why.
         terms = _terms(cand.cross_language_evidence) if cand.cross_language_evidence else query_terms
@@ -187,6 +138,5 @@ def pick_extractive(
             source = "proposal"
         if reason is None:
             continue
-        band = relevance_band(cand.fused, best_score, high=high, med=med)
         picks.append(ExtractivePick(candidate_index=index, relevance=band, reason=reason, quoted_from=source))
     return picks

@@ -37,6 +37,7 @@ from itertools import compress, islice
 from typing import Any
 
 from app.core.adr import Adr
+from app.core.evidence import Background, EvidenceModel, assess
 from app.core.results import Candidate, EmptyReason, RetrievalResult
 
 Similarity = Callable[[Adr, Adr], float]
@@ -56,6 +57,7 @@ class FusionParams:
     cross_language_rank: int = 5  # the slots lie within the first this-many places
     cross_language_gate: float = 0.0  # minimum cross-language score for a slot
     cross_language_fill_gate: float | None = None  # a lower one, for a fill-in's place only (None: none)
+    evidence: EvidenceModel | None = None  # calibrated evidence of each candidate (None: not scored)
 
     def __post_init__(self) -> None:
         if self.dense_weight < 0 or self.title_weight < 0 or self.dense_weight + self.title_weight > 1:
@@ -85,6 +87,9 @@ class DocScores:
     cross_language: bool = False  # the document is in another language than the query
     cross_language_score: float | None = None  # the multilingual channel's score; None: not scored
     cross_language_evidence: str | None = None  # the passage of the ADR that score rests on, if known
+    coverage: float = 0.0  # the evidence's lexical features (app/core/lexical.py LexicalScores)
+    rare_idf: float = 0.0
+    rare_count: int = 0
 
 
 @dataclass(frozen=True)
@@ -135,6 +140,9 @@ def fuse(scores: Sequence[DocScores], params: FusionParams, *, dense_failed: boo
                 title_match=s.title,
                 cross_language=s.cross_language,
                 cross_language_evidence=s.cross_language_evidence,
+                coverage=s.coverage,
+                rare_idf=s.rare_idf,
+                rare_count=s.rare_count,
             )
         )
     out.sort(key=lambda c: (-c.fused, c.adr.path))
@@ -223,7 +231,13 @@ def rank(
         ordered = _cross_language_slots(ordered, fused, xl_scores, params)[:n]
         stats["cross_language_slotted"] = sum(1 for c in ordered if c.why.endswith(_SLOT_NOTE))
     stats.update(qualified=n_qualified, fill_ins=sum(1 for c in ordered if not c.qualified))
-    return Ranking(tuple(ordered), None if n_qualified else "none_qualified", stats)
+    out = tuple(ordered)
+    if params.evidence is not None:
+        background = Background.of(
+            [s.bm25 for s in scores], [None if dense_failed else s.dense for s in scores]
+        )
+        out = assess(out, background, params.evidence)
+    return Ranking(out, None if n_qualified else "none_qualified", stats)
 
 
 _SLOT_NOTE = " (cross-language slot)"

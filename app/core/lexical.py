@@ -28,7 +28,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from app.core.text import search_tokens
+from app.core.text import FUNCTION_WORDS, search_tokens
+
+RARE_DF = 2  # "rare" for the evidence: a term at most this many documents of the pool contain
 
 
 @dataclass(frozen=True)
@@ -42,6 +44,11 @@ class Bm25Params:
 class LexicalScores:
     bm25: np.ndarray  # per document; 0 outside the pool
     title: np.ndarray  # per document, in [0, 1]; 0 outside the pool
+    # The calibrated evidence's lexical half (app/core/evidence.py), absolute rather than relative to
+    # the best hit; 0 outside the pool. Function words carry no weight in any of them.
+    coverage: np.ndarray | None = None  # IDF-weighted share of the query's terms the document has
+    rare_idf: np.ndarray | None = None  # IDF mass of the terms it shares with the query that at most
+    rare_count: np.ndarray | None = None  # RARE_DF documents of the pool have; those only it has
 
 
 @dataclass(frozen=True, eq=False)
@@ -172,7 +179,40 @@ class LexicalIndex:
         if n == 0 or not tokens:
             return zeros
         df = self._pool_df(mask, n).astype(np.float64)
-        return LexicalScores(self._bm25(tokens, mask, n, df), self._title(tokens, mask, n, df))
+        coverage, rare_idf, rare_count = self._shared(tokens, mask, n, df)
+        return LexicalScores(
+            self._bm25(tokens, mask, n, df), self._title(tokens, mask, n, df), coverage, rare_idf, rare_count
+        )
+
+    def _shared(
+        self, tokens: Sequence[str], mask: np.ndarray, n: int, df: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """What each document shares with the query's distinct content terms, weighted by IDF
+        log((n + 1) / (df + 0.5)) in the pool: the share of the query's IDF mass (terms no document of
+        the pool has count for nothing), the IDF mass of the rare shared terms, and the number of
+        shared terms no other document of the pool has. Function words (of either language) are left
+        out: in a pool of the other language "the" is rare, and one repeated article must not make
+        an ADR look related."""
+        coverage, rare_idf, rare_count = np.zeros(self.n_docs), np.zeros(self.n_docs), np.zeros(self.n_docs)
+        ids = sorted(
+            {tid for t in set(tokens) if t not in FUNCTION_WORDS and (tid := self.vocab.get(t)) is not None}
+        )
+        ids = [tid for tid in ids if df[tid] > 0]
+        if not ids:
+            return coverage, rare_idf, rare_count
+        tids = np.asarray(ids, dtype=np.int64)
+        idf = np.log((n + 1) / (df[tids] + 0.5))
+        for tid, weight in zip(ids, idf.tolist(), strict=True):
+            lo, hi = self._starts[tid], self._starts[tid + 1]
+            docs = self._d[lo:hi]
+            docs = docs[mask[docs]]
+            coverage[docs] += weight
+            if df[tid] <= RARE_DF:
+                rare_idf[docs] += weight
+                if df[tid] == 1:
+                    rare_count[docs] += 1
+        coverage /= float(idf.sum())
+        return coverage, rare_idf, rare_count
 
     def _pool_df(self, mask: np.ndarray, n: int) -> np.ndarray:
         """Document frequencies within the pool; a pool of most documents (a review: all but the

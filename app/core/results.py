@@ -27,6 +27,8 @@ Relevance = Literal["high", "med", "low"]
 Severity = Literal["critical", "high", "medium", "low"]
 Actionability = Literal["block", "revise_adr", "add_to_risks", "monitor"]
 RecallMode = Literal["llm", "extractive", "disabled"]
+# Where a citation's verified reason was found: the cited ADR, or (only there) the proposal itself.
+QuoteSource = Literal["proposal", "candidate"]
 
 
 @dataclass(frozen=True)
@@ -43,6 +45,10 @@ class Candidate:
     title_match: float = 0.0  # IDF-weighted share of the candidate's title terms found in the query
     cross_language: bool = False  # written in another language than the query
     cross_language_evidence: str | None = None  # its passage the cross-language scorer matched best
+    coverage: float = 0.0  # IDF-weighted share of the query's content terms it contains
+    rare_idf: float = 0.0  # IDF mass of the rare terms it shares with the query
+    rare_count: int = 0  # terms it alone in the pool shares with the query
+    evidence: float | None = None  # calibrated probability of being related (app/core/evidence.py)
 
 
 @dataclass(frozen=True)
@@ -129,6 +135,8 @@ class Citation:
     relevance: Relevance
     relevance_reason: str
     superseded_by: str | None = None
+    # Where the reason is verbatim; None in results stored before it was kept (not known, not shown).
+    quoted_from: QuoteSource | None = None
 
 
 @dataclass(frozen=True)
@@ -174,6 +182,7 @@ class Exclusion:
     section: str
     by: Literal["judge", "code"]  # the Judge said so (and named the passage), or the code guard found it
     source: tuple[str, ...] = ()
+    covered_in: str = ""  # the canonical section the passage stands in (risks, consequences, ...)
 
 
 @dataclass(frozen=True)
@@ -193,12 +202,18 @@ class BlindSpotResult:
     perspective_weights: Mapping[str, int] = field(default_factory=dict)
     # reason -> count of findings not shown for a reason other than the cap: "merged_duplicates",
     # "covered_by_adr" (code check), "judge_excluded_as_covered" (the Judge, its passage verified),
-    # "judge_exclusion_unverified" (the Judge named no real passage: the finding was put back),
+    # "judge_exclusion_unverified" (the Judge named no real passage or no finding it was shown: put back),
+    # "judge_exclusion_not_covering" / "judge_exclusion_off_subject" (a real passage, but outside the
+    # sections that can cover a risk, or about something else: put back), "judge_dropped" (critic
+    # findings the Judge neither merged into a finding nor claimed as covered),
     # "unverified" (quote not found or an unknown ADR named: listed apart, see `unverified`)
     dropped: Mapping[str, int] = field(default_factory=dict)
     unverified: tuple[Finding, ...] = ()  # findings whose quote or ADR ids did not verify, labelled
     exclusions: tuple[Exclusion, ...] = ()  # "already covered by the ADR", each with its passage
     low_confidence_count: int = 0  # judged findings held back below blindspot.min_confidence
+    # The critic findings whose quote verified (what the Judge was shown), before the Judge and the
+    # guards: "no blind spots found" is said only when this is 0 and nothing is listed as unverified.
+    raised_count: int = 0
 
     @property
     def usage(self) -> Usage:

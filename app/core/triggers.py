@@ -1,6 +1,6 @@
 """Which GitHub event leads to what: the decision table of the Action and the App, as pure functions.
 
-Events arrive here as plain dataclasses (app/adapters/events.py reads the webhook payloads into
+Events arrive here as plain dataclasses (app/core/events.py reads the webhook payloads into
 them), so the whole policy -- PR actions, drafts, bots, comment commands, who may run them, fork PRs,
 which changed files are ADRs -- is testable against real payloads without GitHub or an SDK.
 """
@@ -162,6 +162,14 @@ def decide(event: Event, *, review_drafts: bool = False, permission: str | None 
     first = screen(event)
     if first is not None:
         return first
+    return decide_screened(event, review_drafts=review_drafts, permission=permission)
+
+
+def decide_screened(event: Event, *, review_drafts: bool = False, permission: str | None = None) -> Decision:
+    """The decision of an event `screen` let through (the plan calls it with the one screen's verdict
+    in hand: the webhook's, or its own), so the screen runs once per delivery."""
+    if isinstance(event, OtherEvent):
+        raise ValueError(f"{event.event_name}: decide_screened on an event the screen drops")
     if isinstance(event, ReindexEvent):
         return Decision(
             "reindex", f"adr-review: re-indexing the ADRs of {event.repo}@{event.default_branch}."
@@ -194,7 +202,7 @@ def decide(event: Event, *, review_drafts: bool = False, permission: str | None 
         return Decision(
             "deny",
             f"adr-review: {event.sender.login} ({event.author_association}) may not run commands; nothing run.",
-            react=True,  # 😕, and the reply once per user and PR (app/pipeline/pr.py::respond)
+            react=True,  # 😕, and the reply once per user and PR (app/pipeline/carry_out.py::respond)
             reply=DENIED_TEXT.format(login=event.sender.login),
         )
     if command.kind == "dismiss":

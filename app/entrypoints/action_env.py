@@ -4,15 +4,26 @@ the runner's environment variables, and where downloaded models go."""
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping, MutableMapping
+from collections.abc import Callable, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from app.config import REPO_CONFIG_PATH, PromptOverride, RepoConfig, RepoConfigError
-from app.core.triggers import Event
-from app.pipeline.folders import FolderCache
-from app.pipeline.ports import AdrIndex, GitHubPort, LlmPort
+from app.core.triggers import ChangedFile, Event
+from app.pipeline.folders import FolderCache, Notify
+from app.pipeline.ports import (
+    AdrIndex,
+    GitHubPort,
+    LlmPort,
+    PullRequestInfo,
+    RepoComment,
+    RepoFile,
+    SyncReport,
+)
+
+if TYPE_CHECKING:
+    from app.adapters.state_sqlite import SqliteStateStore
 
 INPUTS: Mapping[str, str] = {
     "github-token": "Token for the GitHub API (default: the workflow's GITHUB_TOKEN)",
@@ -205,10 +216,10 @@ def export_model_cache(env: MutableMapping[str, str], cache: Path) -> None:
 
 
 def read_event_file(event_name: str, event_path: str, repository: str) -> Event:
-    """The runner's event payload, parsed by the one lenient webhook reader."""
+    """The runner's event payload, read by the one event reader (app/core/events.py)."""
     import json
 
-    from app.adapters.events import EventError, parse_event
+    from app.core.events import EventError, read_event
 
     try:
         payload = json.loads(Path(event_path).read_text(encoding="utf-8"))
@@ -217,7 +228,7 @@ def read_event_file(event_name: str, event_path: str, repository: str) -> Event:
     if not isinstance(payload, dict):
         raise ActionError(f"the event file {event_path} is not a JSON object")
     try:
-        return parse_event(event_name, payload, repo_hint=repository)
+        return read_event(event_name, payload, repo_hint=repository)
     except EventError as exc:
         raise ActionError(str(exc)) from None
 
@@ -258,7 +269,7 @@ def cache_dir(cache: Path) -> Path:
     return cache
 
 
-def state_store(cache: Path, warn: Callable[[str], None]) -> Any:
+def state_store(cache: Path, warn: Callable[[str], None]) -> SqliteStateStore:
     """The cache folder's state store; unusable -> in memory (checkpoints only save re-runs' work)."""
     from app.adapters.state_sqlite import SqliteStateStore, StoreError
 
@@ -270,23 +281,71 @@ def state_store(cache: Path, warn: Callable[[str], None]) -> Any:
 
 
 class LazyGitHub:
-    """The GitHub client, built on first use: rejecting an event (a bad payload, an unhandled event)
-    needs no token and makes no request."""
+    """The GitHubPort, its client built on first use: rejecting an event (a bad payload, an unhandled
+    event) needs no token and makes no request. Each method of the port, typed, delegated."""
 
     def __init__(self, make: Callable[[], GitHubPort]) -> None:
         self._make = make
         self._gh: GitHubPort | None = None
 
-    def __getattr__(self, name: str) -> Any:
+    @property
+    def client(self) -> GitHubPort:
         if self._gh is None:
             self._gh = self._make()
-        return getattr(self._gh, name)
+        return self._gh
+
+    def default_branch(self, repo: str) -> str:
+        return self.client.default_branch(repo)
+
+    def pull_request(self, repo: str, number: int) -> PullRequestInfo:
+        return self.client.pull_request(repo, number)
+
+    def changed_files(self, repo: str, number: int) -> list[ChangedFile]:
+        return self.client.changed_files(repo, number)
+
+    def read_file(self, repo: str, path: str, ref: str) -> bytes | None:
+        return self.client.read_file(repo, path, ref)
+
+    def list_files(self, repo: str, ref: str, folders: Sequence[str]) -> list[RepoFile]:
+        return self.client.list_files(repo, ref, folders)
+
+    def read_blob(self, repo: str, blob_sha: str) -> bytes:
+        return self.client.read_blob(repo, blob_sha)
+
+    def find_comment(self, repo: str, number: int, adr_path: str) -> RepoComment | None:
+        return self.client.find_comment(repo, number, adr_path)
+
+    def pr_comments(self, repo: str, number: int) -> list[RepoComment]:
+        return self.client.pr_comments(repo, number)
+
+    def our_comments(self, repo: str, number: int) -> list[RepoComment]:
+        return self.client.our_comments(repo, number)
+
+    def recent_pulls(self, repo: str, since: float) -> list[int]:
+        return self.client.recent_pulls(repo, since)
+
+    def edit_comment(self, repo: str, number: int, comment_id: int, body: str) -> RepoComment:
+        return self.client.edit_comment(repo, number, comment_id, body)
+
+    def create_comment(self, repo: str, number: int, body: str) -> RepoComment:
+        return self.client.create_comment(repo, number, body)
+
+    def add_reaction(self, repo: str, comment_id: int, content: str) -> None:
+        self.client.add_reaction(repo, comment_id, content)
+
+    def permission(self, repo: str, login: str) -> str:
+        return self.client.permission(repo, login)
 
 
-def folder_cache(cache: Path, rep: Any, notify: Any, index_factory: IndexFactory) -> FolderCache:
-    """The run's ADR folders: blobs from the cache folder (downloaded once), indexes inside it."""
+def folder_cache(
+    cache: Path,
+    notify: Notify,
+    index_factory: IndexFactory,
+    on_synced: Callable[[str, str, SyncReport, int], None],
+) -> FolderCache:
+    """The run's ADR folders: blobs from the cache folder (downloaded once), indexes inside it;
+    `on_synced(adr_dir, ref, report, ADRs downloaded)` after each index sync."""
     from app.adapters.remote_folder import DiskBlobCache, load_remote_folder
-    from app.entrypoints.workflow_commands import report_sync
     from app.pipeline.keys import index_slot
 
     blobs = DiskBlobCache(cache / "blobs")
@@ -294,5 +353,5 @@ def folder_cache(cache: Path, rep: Any, notify: Any, index_factory: IndexFactory
         lambda g, r, ref, d: load_remote_folder(g, r, ref, d, blobs),
         lambda r, d, config: index_factory(cache / "index" / index_slot(r, d), config),
         notify=notify,
-        on_synced=lambda d, ref, s: report_sync(rep, d, ref, s, blobs.downloaded),
+        on_synced=lambda d, ref, s: on_synced(d, ref, s, blobs.downloaded),
     )

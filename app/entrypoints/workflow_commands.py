@@ -1,18 +1,33 @@
 """Reporting through the runner's file commands: `::error` / `::warning` annotations on stdout, the job
-summary ($GITHUB_STEP_SUMMARY) and the outputs ($GITHUB_OUTPUT, `name<<DELIM` blocks)."""
+summary ($GITHUB_STEP_SUMMARY) and the outputs ($GITHUB_OUTPUT, `name<<DELIM` blocks). StepReport is
+the Action's PlanReport (app/pipeline/carry_out.py): where each outcome of a plan shows on the run."""
 
 from __future__ import annotations
 
 import json
 import posixpath
+import time
 import uuid
-from collections.abc import Mapping, Sequence
-from typing import TextIO
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Protocol, TextIO
 
 from app.core.results import Review
-from app.entrypoints.action_env import RunnerEnv
-from app.pipeline.ports import SyncReport
-from app.pipeline.pr import Plan, Published
+from app.pipeline.carry_out import RECENT_ANSWERS_S
+from app.pipeline.keys import link_base
+from app.pipeline.ports import FeedbackLog, GitHubError, SyncReport
+from app.pipeline.pr import Plan, Published, Target
+from app.pipeline.report import report_markdown
+
+
+class RunnerFiles(Protocol):
+    """Where the runner reads the job summary and the outputs from (action_env.RunnerEnv)."""
+
+    @property
+    def step_summary(self) -> str | None: ...
+
+    @property
+    def output(self) -> str | None: ...
 
 
 def escape_data(text: str) -> str:
@@ -24,7 +39,7 @@ def escape_property(text: str) -> str:
 
 
 class Reporter:
-    def __init__(self, runner: RunnerEnv | None, stdout: TextIO) -> None:
+    def __init__(self, runner: RunnerFiles | None, stdout: TextIO) -> None:
         self.runner = runner
         self.stdout = stdout
         self.summary: list[str] = []
@@ -96,31 +111,6 @@ def finish(reporter: Reporter, summary: str) -> None:
     reporter.summary.append(md_text(summary))
 
 
-def report_reviews(
-    reporter: Reporter, summary: str, outcomes: Sequence[Published], *, fork_note: str | None, link_base: str
-) -> None:
-    """Outputs, and the job summary: the reviews as the renderer shows them, then this run's comments."""
-    from app.core.render import render_step_summary, sanitize_inline
-
-    reviews = [o.review for o in outcomes if o.review is not None]
-    reporter.outputs["comment-urls"] = "\n".join(o.url for o in outcomes if o.url)
-    reporter.outputs["citations-json"] = citations_json(reviews)
-    reporter.outputs["findings-count"] = str(sum(len(r.blindspots.findings) for r in reviews if r.blindspots))
-    if fork_note:
-        reporter.summary += [f"> {fork_note}", ""]
-    if reviews:
-        reporter.summary += [render_step_summary(reviews, link_base=link_base).rstrip(), ""]
-    reporter.summary += ["### adr-review run", "", md_text(summary), "", "| ADR | Comment |", "|:--|:--|"]
-    counts: dict[str, int] = {}
-    for o in outcomes:
-        where = f"[{o.result}]({o.url})" if o.url else o.result
-        if o.error:
-            where += f": {sanitize_inline(o.error, 300)}"
-        reporter.summary.append(f"| {sanitize_inline(o.path, 300)} | {where} |")
-        counts[o.result] = counts.get(o.result, 0) + 1
-    reporter.line("adr-review: " + ", ".join(f"{n} {k}" for k, n in sorted(counts.items())) + ".")
-
-
 def sync_line(adr_dir: str, ref: str, s: SyncReport, downloaded: int) -> str:
     return (
         f"adr-review: index {adr_dir or '/'}@{ref[:12]}: +{s.added} ~{s.updated} -{s.removed} ={s.unchanged}"
@@ -136,6 +126,120 @@ def report_sync(reporter: Reporter, adr_dir: str, ref: str, s: SyncReport, downl
         reporter.annotate("warning", problem, title=f"adr-review index {adr_dir or '/'}")
 
 
+FEEDBACK_PERMISSIONS = (
+    "the findings' answers (Adopted boxes, dismissals) were not read: give the scheduled workflow "
+    "`pull-requests: read` and `issues: read` (docs/action.md)"
+)
+
+
+@dataclass
+class StepReport:
+    """The Action's PlanReport: each outcome of a plan as annotations, log lines, the job summary and
+    the outputs (docs/action.md)."""
+
+    rep: Reporter
+    repo: str
+    store: FeedbackLog
+    server_url: str
+    config_path: str
+    fork_note: str
+    dry: bool = False
+
+    def notify(self, level: str, message: str, path: str | None) -> None:
+        self.rep.annotate(level, message, file=path)
+
+    def failed(self, target: Target, exc: GitHubError) -> None:
+        """One ADR's GitHub failure: reported on its file, the other ADRs go on."""
+        self.rep.error(f"{target.adr_path}: {exc}", file=target.adr_path, title="adr-review: GitHub API")
+
+    def started(self, plan: Plan) -> None:
+        if self.dry:
+            self.rep.line("adr-review: dry run: nothing is written to GitHub.")
+            if plan.reply:
+                self.rep.line("adr-review: dry run: would reply:\n" + plan.reply)
+
+    def done(self, plan: Plan, summary: str) -> None:
+        finish(self.rep, summary)
+
+    def config_error(self, plan: Plan) -> None:
+        """The run fails: an annotation on the config file naming every problem (docs/action.md)."""
+        self.rep.error(plan.config_error or "invalid config", file=self.config_path, title="adr-review")
+        finish(self.rep, plan.summary)
+
+    def reindexed(self, plan: Plan, rows: Sequence[tuple[str, int]], answers: dict[str, int] | str) -> None:
+        """The index, the reading of reviewers' answers, then the feedback report (issue 17) in the job
+        summary, also when the reading failed."""
+        rep = self.rep
+        rep.line(plan.summary)
+        finish(
+            rep,
+            f"adr-review: indexed {sum(n for _, n in rows)} ADR(s) in {len(rows)} folder(s) of "
+            f"{self.repo}@{plan.ref}.",
+        )
+        if rows:
+            rep.summary += ["", "| Folder | ADRs |", "|:--|--:|", *(f"| {d or '/'} | {n} |" for d, n in rows)]
+        if isinstance(answers, str):
+            rep.annotate("warning", f"{answers}; {FEEDBACK_PERMISSIONS}")
+        else:
+            rep.line(
+                f"adr-review: read the findings' answers on {answers.get('pulls', 0)} recently updated "
+                f"PR(s): {answers.get('comments', 0)} review comment(s), "
+                f"{answers.get('dismissed', 0)} dismissal(s)."
+            )
+        language = plan.config.language if plan.config else None
+        lang = language if language in ("en", "ja") else None
+        days = RECENT_ANSWERS_S / 86_400
+        rep.summary += ["", report_markdown(self.store, self.repo, days, now=time.time(), language=lang)]
+
+    def reviewing(self, plan: Plan) -> None:
+        rep = self.rep
+        rep.line(plan.summary)
+        rep.line(
+            f"adr-review: {len(plan.targets)} ADR(s) changed: {', '.join(t.adr_path for t in plan.targets)}"
+        )
+        for path in plan.missing:
+            rep.annotate("warning", f"{path} is not in {plan.head_sha[:12]}; skipped", file=path)
+        if plan.capped:
+            rep.annotate(
+                "warning",
+                f"{len(plan.capped)} more changed ADR(s) not reviewed (limits.max_adrs_per_run): "
+                + ", ".join(plan.capped)
+                + ". Comment `/adr-review "
+                + " ".join(plan.capped[:20])
+                + "` to review them.",
+            )
+        if plan.spend_note:
+            rep.annotate("warning", f"no model calls in this run: {plan.spend_note}")
+
+    def reviewed(self, plan: Plan, outcomes: Sequence[Published]) -> None:
+        """Each ADR's line, the outputs, and the job summary: the reviews as the renderer shows them,
+        then this run's comments."""
+        from app.core.render import render_step_summary, sanitize_inline
+
+        rep = self.rep
+        for target, out in zip(plan.targets, outcomes, strict=True):
+            if out.result != "failed":
+                rep.line(published_line(out, target.run_key, self.dry))
+        reviews = [o.review for o in outcomes if o.review is not None]
+        rep.outputs["comment-urls"] = "\n".join(o.url for o in outcomes if o.url)
+        rep.outputs["citations-json"] = citations_json(reviews)
+        rep.outputs["findings-count"] = str(sum(len(r.blindspots.findings) for r in reviews if r.blindspots))
+        if plan.read_only:
+            rep.summary += [f"> {self.fork_note}", ""]
+        if reviews:
+            base = link_base(self.server_url, self.repo, plan.targets[0].base_sha)
+            rep.summary += [render_step_summary(reviews, link_base=base).rstrip(), ""]
+        rep.summary += ["### adr-review run", "", md_text(plan.summary), "", "| ADR | Comment |", "|:--|:--|"]
+        counts: dict[str, int] = {}
+        for o in outcomes:
+            where = f"[{o.result}]({o.url})" if o.url else o.result
+            if o.error:
+                where += f": {sanitize_inline(o.error, 300)}"
+            rep.summary.append(f"| {sanitize_inline(o.path, 300)} | {where} |")
+            counts[o.result] = counts.get(o.result, 0) + 1
+        rep.line("adr-review: " + ", ".join(f"{n} {k}" for k, n in sorted(counts.items())) + ".")
+
+
 def published_line(out: Published, run_key: str, dry: bool) -> str:
     if out.result == "unchanged":
         return f"adr-review: {out.path}: comment already up to date ({run_key}); nothing recomputed."
@@ -144,64 +248,3 @@ def published_line(out: Published, run_key: str, dry: bool) -> str:
     if out.result == "failed":
         return f"adr-review: {out.path}: failed: {out.error}"
     return f"adr-review: {out.path}: comment {out.result}: {out.url}"
-
-
-def report_reindex(reporter: Reporter, repo: str, ref: str, rows: Sequence[tuple[str, int]]) -> None:
-    finish(
-        reporter,
-        f"adr-review: indexed {sum(n for _, n in rows)} ADR(s) in {len(rows)} folder(s) of {repo}@{ref}.",
-    )
-    if rows:
-        reporter.summary += [
-            "",
-            "| Folder | ADRs |",
-            "|:--|--:|",
-            *(f"| {d or '/'} | {n} |" for d, n in rows),
-        ]
-
-
-FEEDBACK_WINDOW_S = 30 * 86_400  # the scheduled run reads the comments of PRs updated this recently
-FEEDBACK_PERMISSIONS = (
-    "the findings' answers (Adopted boxes, dismissals) were not read: give the scheduled workflow "
-    "`pull-requests: read` and `issues: read` (docs/action.md)"
-)
-
-
-def report_feedback(reporter: Reporter, counts: Mapping[str, int]) -> None:
-    """The scheduled run's reading of reviewers' answers (app/pipeline/feedback.py: sync_recent)."""
-    reporter.line(
-        f"adr-review: read the findings' answers on {counts.get('pulls', 0)} recently updated PR(s): "
-        f"{counts.get('comments', 0)} review comment(s), {counts.get('dismissed', 0)} dismissal(s)."
-    )
-
-
-def report_plan(reporter: Reporter, plan: Plan, *, dry: bool, config_path: str) -> bool:
-    """What the plan says before anything runs; False: the run stops here (the config is invalid)."""
-    if dry:
-        reporter.line("adr-review: dry run: nothing is written to GitHub.")
-    if plan.kind == "config_error":
-        reporter.error(plan.config_error or "invalid config", file=config_path, title="adr-review")
-        finish(reporter, plan.summary)
-        return False
-    if plan.reply and dry:
-        reporter.line("adr-review: dry run: would reply:\n" + plan.reply)
-    return True
-
-
-def report_targets(reporter: Reporter, plan: Plan) -> None:
-    reporter.line(plan.summary)
-    paths = ", ".join(t.adr_path for t in plan.targets)
-    reporter.line(f"adr-review: {len(plan.targets)} ADR(s) changed: {paths}")
-    for path in plan.missing:
-        reporter.annotate("warning", f"{path} is not in {plan.head_sha[:12]}; skipped", file=path)
-    if plan.capped:
-        reporter.annotate(
-            "warning",
-            f"{len(plan.capped)} more changed ADR(s) not reviewed (limits.max_adrs_per_run): "
-            + ", ".join(plan.capped)
-            + ". Comment `/adr-review "
-            + " ".join(plan.capped[:20])
-            + "` to review them.",
-        )
-    if plan.spend_note:
-        reporter.annotate("warning", f"no model calls in this run: {plan.spend_note}")

@@ -20,6 +20,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from app.core.evidence import eligible
+from app.core.evidence_model import DEFAULT_EVIDENCE
+
 if TYPE_CHECKING:
     from app.adapters.index import ChromaAdrIndex
 
@@ -57,6 +60,7 @@ class QueryRun:
 
     qrel: Qrel
     ranked: Mapping[str, tuple[str, ...]]  # retriever -> ranked paths
+    shown: tuple[tuple[str, str], ...] = ()  # (path, label) of the rows the comment shows
 
 
 @dataclass(frozen=True)
@@ -124,6 +128,53 @@ def metrics_of(pairs: Sequence[tuple[Sequence[str], Sequence[str]]]) -> Metrics:
     )
 
 
+@dataclass(frozen=True)
+class ShownMetrics:
+    """What the comment shows, scored against the qrels (micro-averaged over queries and rows)."""
+
+    queries: int
+    shown_per_query: float
+    precision: float  # shown rows that are relevant
+    hit_rate: float  # queries with at least one relevant row shown
+    recall: float  # share of a query's relevant ADRs shown, averaged
+    labels: Mapping[str, tuple[int, float]]  # label -> (rows, precision)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "queries": self.queries,
+            "shown_per_query": round(self.shown_per_query, 4),
+            "precision": round(self.precision, 4),
+            "hit_rate": round(self.hit_rate, 4),
+            "recall": round(self.recall, 4),
+            "labels": {k: {"rows": n, "precision": round(p, 4)} for k, (n, p) in self.labels.items()},
+        }
+
+
+def shown_metrics(runs: Sequence[QueryRun]) -> ShownMetrics:
+    n = len(runs)
+    rows = [(path in set(run.qrel.relevant), label) for run in runs for path, label in run.shown]
+    hits = sum(1 for run in runs if set(run.qrel.relevant) & {p for p, _ in run.shown})
+    recall = sum(
+        len(set(run.qrel.relevant) & {p for p, _ in run.shown}) / len(run.qrel.relevant) for run in runs
+    )
+    labels = {}
+    for label in ("high", "med", "low"):
+        of_label = [rel for rel, lab in rows if lab == label]
+        labels[label] = (len(of_label), sum(of_label) / len(of_label) if of_label else 0.0)
+    return ShownMetrics(
+        queries=n,
+        shown_per_query=len(rows) / n if n else 0.0,
+        precision=sum(rel for rel, _ in rows) / len(rows) if rows else 0.0,
+        hit_rate=hits / n if n else 0.0,
+        recall=recall / n if n else 0.0,
+        labels=labels,
+    )
+
+
+def aggregate_shown(reports: Sequence[CorpusReport]) -> ShownMetrics:
+    return shown_metrics([run for rep in reports for run in rep.runs])
+
+
 def aggregate(reports: Sequence[CorpusReport]) -> dict[str, Metrics]:
     """Micro-average: every query of every report once."""
     out: dict[str, Metrics] = {}
@@ -155,7 +206,11 @@ def rank_runs(index: ChromaAdrIndex, qrels: Sequence[Qrel], top_n: int) -> tuple
             "dense": tuple(s.adr.path for s in by_dense if s.dense is not None)[:top_n],
             "hybrid": tuple(c.adr.path for c in hybrid.candidates),
         }
-        runs.append(QueryRun(Qrel(q.query, q.query_text, relevant, q.pool), ranked))
+        shown = tuple(
+            (hybrid.candidates[i].adr.path, label)
+            for i, label in eligible(hybrid.candidates, DEFAULT_EVIDENCE)
+        )[:K]
+        runs.append(QueryRun(Qrel(q.query, q.query_text, relevant, q.pool), ranked, shown))
     return runs, skipped
 
 
@@ -202,12 +257,14 @@ def find_corpora(root: Path) -> list[Path]:
 def report_json(reports: Sequence[CorpusReport]) -> dict[str, Any]:
     out: dict[str, Any] = {
         "retrievers": {k: m.to_json() for k, m in aggregate(reports).items()},
+        "shown": aggregate_shown(reports).to_json(),
         "embedding": reports[0].embedding if reports else None,
     }
     if len(reports) > 1:
         out["corpora"] = {
             r.name: {
                 "retrievers": {k: m.to_json() for k, m in r.metrics().items()},
+                "shown": aggregate_shown([r]).to_json(),
                 "adrs": r.adrs,
                 "language": r.language,
             }

@@ -1,11 +1,12 @@
 """What the App's workers execute: a *plan* run per delivery, then one *review* run per changed ADR.
-Both call app/pipeline/pr.py, the same use case the Action runs inline; only the lifecycle is the App's.
+Both call app/pipeline/pr.py and app/pipeline/carry_out.py, the same use case and plan executor the
+Action runs inline; only the lifecycle (Enqueue) and the report (PlanLog) are the App's.
 
 plan (key from app/pipeline/intake.py), stages:
   plan      pr.plan over the stored payload -> checkpoint (the targets with their run keys)
-  react / reply   the 👀 on a command, the help / denial reply (each its own stage: posted once)
-  config_error    an invalid repo config, said in a PR comment (upserted: one per PR, never spam)
-  then: a plan reused from its checkpoint (a crash, a retry) re-reads the PR's live head and enqueues
+  then carry_out, whose own stages are checkpointed in this run: react / reply (the 👀, the help or
+  denial reply), config_error and capped (one PR comment each, upserted), the feedback writes;
+  its reviews go to Enqueue: a plan reused from its checkpoint (a crash, a retry) re-reads the PR's live head and enqueues
   nothing when it moved; idempotently (INSERT OR IGNORE on run keys) enqueue the reviews, with their
   head's push order, and cancel the queued or running runs of the same PR (and ADR) at *older* heads
   (by the order the pushes arrived: a newer head's runs are never cancelled).
@@ -20,21 +21,20 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Callable
-from dataclasses import dataclass, field, replace
-from typing import Any
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
 
 from app.config import REPO_CONFIG_PATH, RepoConfig
-from app.core.triggers import Event
-from app.pipeline import feedback, pr
-from app.pipeline.budget import Budget, BudgetedLlm
-from app.pipeline.folders import FolderCache, LoadFolder, OpenIndex
-from app.pipeline.locks import StoreLocks
-from app.pipeline.ports import GitHubPort, LlmPort, PromptLibrary, StateStore
-from app.pipeline.publish import comment_lock_name
+from app.core.events import read_event
+from app.pipeline import pr
+from app.pipeline.budget import Budget, metered
+from app.pipeline.carry_out import carry_out
+from app.pipeline.folders import FolderCache, LoadFolder, OpenIndex, log_notice
+from app.pipeline.locks import LockFactory, StoreLocks
+from app.pipeline.ports import GitHubPort, LlmPort, PromptLibrary, RunAbandoned, StageMemo, StateStore
+from app.pipeline.publish import Published
 from app.pipeline.queue import QueueItem, RunSpec
-from app.pipeline.worker import RunAbandoned, RunContext
-from app.prompts import packaged
+from app.pipeline.worker import RunContext
 
 log = logging.getLogger(__name__)
 
@@ -49,11 +49,10 @@ class AppDeps:
     llm_for: Callable[[RepoConfig], LlmPort | None]
     open_index: OpenIndex  # (repo, adr_dir, config)
     load_folder: LoadFolder  # (gh, repo, ref, adr_dir)
-    parse_event: Callable[[str, dict[str, Any]], Event]  # the one lenient webhook reader
+    prompts: PromptLibrary  # loaded and hashed once, by the composition root
     web_url: str = "https://github.com"
     recall_enabled: bool = True
     max_attempts: int = 3
-    prompts: PromptLibrary = field(default_factory=packaged)  # loaded and hashed once
 
 
 class AppExecutor:
@@ -73,45 +72,18 @@ class AppExecutor:
 
     # -- plan ------------------------------------------------------------------------------------------
     def _plan(self, item: QueueItem, ctx: RunContext) -> None:
-        d = self.deps
-        memo = ctx.memo()
-        gh = self._gh(item)
+        gh, memo = self._gh(item), ctx.memo()
         plan = pr.Plan.from_json(memo("plan", lambda: self._compute_plan(item, gh).to_json()))
-        locks = StoreLocks(d.store, ctx.owner)
-        pr.respond(plan, gh, item.repo, memo, lock=locks)
-        if plan.kind in ("dismiss", "feedback"):
-            log.info(
-                "plan_feedback",
-                extra={
-                    "run_key": item.run_key,
-                    "summary": feedback.apply(plan, gh, d.store, item.repo, memo, boxes=False).summary,
-                },
-            )
-            return
-        if plan.kind == "config_error" and plan.number is not None:
-            body = pr.config_error_comment(plan, REPO_CONFIG_PATH)
-            number = plan.number
+        lifecycle = Enqueue(
+            gh, item.repo, self.deps.store, self._folders(), memo, StoreLocks(self.deps.store, ctx.owner),
+            queue=lambda p: self.enqueue(item, ctx, gh, p),
+        )  # fmt: skip
+        carry_out(plan, lifecycle, PlanLog(item.run_key))
 
-            def post() -> dict[str, Any]:
-                with locks(comment_lock_name(item.repo, number, REPO_CONFIG_PATH)):
-                    comment, created = gh.upsert_comment(item.repo, number, REPO_CONFIG_PATH, body)
-                return {"comment_id": comment.id, "created": created}
-
-            memo("config_error", post)
-        if plan.capped and plan.number is not None:
-            capped_body, capped_number = pr.capped_comment(plan), plan.number
-
-            def post_capped() -> dict[str, Any]:
-                with locks(comment_lock_name(item.repo, capped_number, pr.CAPPED_MARKER_PATH)):
-                    comment, created = gh.upsert_comment(
-                        item.repo, capped_number, pr.CAPPED_MARKER_PATH, capped_body
-                    )
-                return {"comment_id": comment.id, "created": created}
-
-            memo("capped", post_capped)
-        if not plan.targets:
-            log.info("plan_no_reviews", extra={"run_key": item.run_key, "summary": plan.summary})
-            return
+    def enqueue(self, item: QueueItem, ctx: RunContext, gh: GitHubPort, plan: pr.Plan) -> None:
+        """The plan's reviews as queued runs (idempotent on their keys), with their head's push order;
+        the runs of older heads of the same PR (and ADR) cancelled, never a newer head's."""
+        d = self.deps
         ctx.check()
         if "plan" in ctx.reused and not self._head_still(item, gh, plan):
             return
@@ -151,12 +123,20 @@ class AppExecutor:
         raw = d.store.delivery_payload(item.hook_id, item.delivery_id)
         if raw is None:
             raise RunInputError(f"delivery {item.delivery_id} of {item.run_key} is not stored")
-        event = d.parse_event(str(item.spec.get("event", "")), json.loads(raw))
+        event = read_event(str(item.spec.get("event", "")), json.loads(raw))
         online = d.llm_for(RepoConfig()) is not None
         ctx = pr.PrContext(
-            event, item.repo, d.prompts.hash, online, spend_blocked=lambda c: self._budget(item, c).blocked()
+            event,
+            item.repo,
+            d.prompts.hash,
+            online,
+            spend_blocked=lambda c: self._budget(item, c).blocked(),
+            screened=True,  # by the webhook's intake, on the same reading of the same payload
         )
         return pr.plan(ctx, gh)
+
+    def _folders(self) -> FolderCache:
+        return FolderCache(self.deps.load_folder, self.deps.open_index)
 
     def _budget(self, item: QueueItem, config: RepoConfig) -> Budget:
         """The caps of this repository; a review run is one "run" of the per-run cap."""
@@ -186,16 +166,16 @@ class AppExecutor:
         gh = self._gh(item)
         target = pr.with_content(pr.Target.from_json(dict(item.spec["target"])), gh)
         assert target.content is not None
-        llm = None if target.no_model else d.llm_for(target.config)
-        if llm is not None:
-            llm = BudgetedLlm(llm, self._budget(item, target.config))
+        llm = metered(
+            None if target.no_model else d.llm_for(target.config), d.store, item.repo, target.config
+        )
         key = target.key_now(target.content, d.prompts.hash, online=llm is not None)
         if key != target.run_key:
             self._rekey(item, replace(target, run_key=key))
         deps = pr.RunDeps(
             gh,
             llm,
-            FolderCache(d.load_folder, d.open_index),
+            self._folders(),
             d.web_url,
             recall_enabled=d.recall_enabled,
             prompts=d.prompts,
@@ -231,8 +211,63 @@ class AppExecutor:
         raise RunAbandoned(f"{item.run_key}: rekeyed as {new}")
 
 
+@dataclass
+class Enqueue:
+    """The App's lifecycle of a plan (app/pipeline/carry_out.py): its own stages checkpointed in the
+    plan run, its comments under the store's lock, and its reviews queued, each its own run."""
+
+    gh: GitHubPort
+    repo: str
+    store: StateStore
+    folders: FolderCache
+    memo: StageMemo
+    lock: LockFactory
+    queue: Callable[[pr.Plan], None]
+    config_path: str = REPO_CONFIG_PATH
+    boxes: bool = False  # the App counts the box edits it was sent, never the comment's state
+
+    def writes(self, plan: pr.Plan) -> bool:
+        """The App's installation token may write, whatever the PR's head repository is."""
+        return True
+
+    def review(self, plan: pr.Plan) -> Sequence[Published]:
+        self.queue(plan)
+        return ()
+
+
+@dataclass(frozen=True)
+class PlanLog:
+    """The App's report of a plan: its structured log (a run's outcome is the queue's row)."""
+
+    run_key: str
+
+    def notify(self, level: str, message: str, path: str | None) -> None:
+        log_notice(level, message, path)
+
+    def started(self, plan: pr.Plan) -> None:
+        log.info("plan", extra={"run_key": self.run_key, "kind": plan.kind, "targets": len(plan.targets)})
+
+    def done(self, plan: pr.Plan, summary: str) -> None:
+        event = "plan_feedback" if plan.kind in ("dismiss", "feedback") else "plan_no_reviews"
+        log.info(event, extra={"run_key": self.run_key, "summary": summary})
+
+    def config_error(self, plan: pr.Plan) -> None:
+        log.info("plan_config_error", extra={"run_key": self.run_key, "summary": plan.summary})
+
+    def reindexed(
+        self, plan: pr.Plan, rows: Sequence[tuple[str, int]], answers: dict[str, int] | str
+    ) -> None:
+        log.info("plan_reindexed", extra={"run_key": self.run_key, "folders": dict(rows), "answers": answers})
+
+    def reviewing(self, plan: pr.Plan) -> None:
+        return None
+
+    def reviewed(self, plan: pr.Plan, outcomes: Sequence[Published]) -> None:
+        return None  # enqueued: AppExecutor.enqueue logged the runs
+
+
 def queue_key(target: pr.Target) -> str:
     return f"{target.run_key}@{target.head_sha[:12]}"
 
 
-__all__ = ["AppDeps", "AppExecutor", "RunAbandoned", "RunInputError"]
+__all__ = ["AppDeps", "AppExecutor", "Enqueue", "PlanLog", "RunAbandoned", "RunInputError"]

@@ -6,8 +6,11 @@
 
 Every finding is checked (app/core/findings.py): its quote must be one passage of the ADR as a reader
 sees it and every ADR it names one it was shown; one that fails is listed apart as unverified, never
-among the findings. The Judge's exclusions must name the ADR passage that covers them, or the finding
-is put back. The critics and the Judge write in `language` (the repo setting, else the ADR's own).
+among the findings. A Judge's exclusion holds only when it names a passage of a section that can cover
+a risk, about the finding's subject (app/core/finding_checks.py), or the finding is put back; the critic
+findings the Judge neither kept nor claimed as covered are counted as dropped by it, and a finding it
+merged from no critic finding is its own. The critics and the Judge write in `language` (the repo
+setting, else the ADR's own).
 
 Degradation, never failure: a critic that fails is left out and recorded; if every critic fails the
 stage is skipped; if the Judge fails the critics' findings are shown un-judged after the code-level
@@ -28,6 +31,7 @@ from app.config import BlindSpotConfig
 from app.core.adr import Adr
 from app.core.finding_checks import (
     code_exclusions,
+    dropped_by_judge,
     judge_exclusions,
     known_adr_ids,
     verify_finding,
@@ -58,7 +62,7 @@ from app.pipeline.blindspot_nodes import (
 )
 from app.pipeline.ports import LlmPort, PromptLibrary, StageMemo, no_memo
 from app.pipeline.structured import StepOverrides
-from app.prompts import PromptError, packaged
+from app.prompts import PromptError
 
 log = logging.getLogger(__name__)
 
@@ -71,7 +75,7 @@ def run_blindspots(
     config: BlindSpotConfig,
     seed: int,
     memo: StageMemo = no_memo,
-    prompts: PromptLibrary | None = None,
+    prompts: PromptLibrary,
     overrides: Mapping[str, StepOverrides] | None = None,
     language: str | None = None,
 ) -> BlindSpotResult:
@@ -83,7 +87,7 @@ def run_blindspots(
     if not config.enabled:
         return empty_result("disabled", seed, (), (), {}, skipped_reason="disabled")
 
-    library = prompts or packaged()
+    library = prompts
     nodes = ["devils_advocate", "premortem"] + (["adjacent_domain"] if config.adjacent_domain else [])
     errors: list[StageError] = []
     perspectives: tuple[Perspective, ...] = ()
@@ -172,22 +176,25 @@ def run_blindspots(
             [judged_finding(jf, allowed, by_id) for jf in answer.findings], passages, known
         )
         unverified.extend(judge_unverified)
-        claims = judge_exclusions(
-            [(x.id, x.quote) for x in answer.excluded],
-            by_id,
-            passages,
-            shown_ids=(i for jf in answer.findings for i in jf.merged_ids),
-        )
+        merged_ids = [i for jf in answer.findings for i in jf.merged_ids]
+        claimed = [(x.id, x.quote) for x in answer.excluded]
+        claims = judge_exclusions(claimed, by_id, proposal, shown_ids=merged_ids)
         findings = [*findings, *claims.restored]
         exclusions.extend(claims.exclusions)
         self_assessment = answer.self_assessment
+        rejected = claims.rejected
         dropped["judge_excluded_as_covered"] = len(claims.exclusions)
-        dropped["judge_exclusion_unverified"] = claims.unverified
+        dropped["judge_exclusion_unverified"] = rejected.get("not_verbatim", 0) + rejected.get(
+            "unknown_id", 0
+        )
+        dropped["judge_exclusion_not_covering"] = rejected.get("not_covering_section", 0)
+        dropped["judge_exclusion_off_subject"] = rejected.get("off_subject", 0)
+        dropped["judge_dropped"] = len(dropped_by_judge(by_id, merged_ids, (fid for fid, _ in claimed)))
 
     findings, merged = dedupe_findings(findings)
     items = own_risk_items(proposal.sections, OWN_RISK_SECTIONS, markdown=is_markdown_path(proposal.path))
     findings, covered = exclude_covered(findings, items)
-    exclusions.extend(code_exclusions(covered, passages))
+    exclusions.extend(code_exclusions(covered, proposal))
     dropped["merged_duplicates"] = merged
     dropped["covered_by_adr"] = len(covered)
     dropped["unverified"] = len(unverified)
@@ -209,6 +216,7 @@ def run_blindspots(
         unverified=unverified_shown,
         exclusions=tuple(exclusions),
         low_confidence_count=low_confidence,
+        raised_count=len(critic_findings),
     )
 
 

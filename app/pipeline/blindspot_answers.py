@@ -77,11 +77,26 @@ QUOTE_HELP = (
     "list item, heading or table cell as rendered (checked in code; never joined, never paraphrased)."
 )
 SECTION_HELP = "The heading of the ADR section the quote stands under, as written in the ADR."
+# The anchors straddle the default threshold (blindspot.min_confidence 0.5): "likely" is shown, a
+# hunch is held back. The prompt states the same three (tests/pipeline/test_blindspot_prompts.py).
+CONFIDENCE_ANCHORS = (
+    (0.9, "the quoted passage itself shows the gap"),
+    (0.6, "likely, but the ADR may handle it elsewhere"),
+    (0.3, "a plausible hunch"),
+)
 CONFIDENCE_HELP = (
-    "0-1: how sure you are this is a real, unaddressed problem of THIS ADR (0.9 the quote shows it; "
-    "0.5 plausible but the ADR may handle it elsewhere; 0.2 a hunch). Below the repo's threshold it is held back."
+    "0-1: how sure you are this is a real, unaddressed problem of THIS ADR ("
+    + "; ".join(f"{v} {what}" for v, what in CONFIDENCE_ANCHORS)
+    + "). Below the repo's threshold (0.5 by default) it is held back; a finding without one is shown as unscored."
 )
 GAP_HELP = "What is missing, wrong or unhandled there, in your own words (not a quote)."
+
+
+# How many items each critic may give: what its prompt asks for, its output_schema.json's maxItems and
+# the code's cap (meta.yaml may lower the cap, never raise it past the schema).
+MAX_COUNTER_ARGUMENTS = 5
+MAX_SCENARIOS = 8
+MAX_ANALOGIES = 3
 
 
 def _items(lo: int | None = None, hi: int | None = None) -> JsonDict:
@@ -111,9 +126,11 @@ class CounterArgument(_Answer):
 class DevilsAdvocateAnswer(_Answer):
     model_config = ConfigDict(title="Devil's Advocate answer")
     conclusion: Text = Field("", description="The proposal's conclusion being attacked, in one sentence.")
-    counter_arguments: list[CounterArgument] = Field(json_schema_extra=_items(1, 8))
+    counter_arguments: list[CounterArgument] = Field(json_schema_extra=_items(1, MAX_COUNTER_ARGUMENTS))
 
-    def findings(self, limit: int = 5, drawn: tuple[str, ...] = ()) -> tuple[Finding, ...]:
+    def findings(
+        self, limit: int = MAX_COUNTER_ARGUMENTS, drawn: tuple[str, ...] = ()
+    ) -> tuple[Finding, ...]:
         """drawn: the perspective ids the critic was given; a perspective it names outside them is None."""
         return tuple(
             replace(
@@ -158,7 +175,7 @@ class PremortemScenario(_Answer):
 class PremortemAnswer(_Answer):
     model_config = ConfigDict(title="Pre-mortem answer")
     failure_story: Text = Field("", description="Two or three sentences: how it all went wrong.")
-    scenarios: list[PremortemScenario] = Field(json_schema_extra=_items(1, 12))
+    scenarios: list[PremortemScenario] = Field(json_schema_extra=_items(1, MAX_SCENARIOS))
 
     def findings(self, thresholds: dict[str, float] | None = None) -> tuple[Finding, ...]:
         return tuple(
@@ -168,7 +185,7 @@ class PremortemAnswer(_Answer):
                 premortem_severity(s.severity_score, s.probability, s.impact, thresholds),
                 s.category,
             )
-            for s in self.scenarios
+            for s in self.scenarios[:MAX_SCENARIOS]
         )
 
     @property
@@ -198,9 +215,9 @@ class AdjacentDomainAnswer(_Answer):
     knowledge_basis: Text = Field(
         "", description="Where the cases come from: model knowledge, not live search."
     )
-    analogies: list[DomainAnalogy] = Field(json_schema_extra=_items(1, 6))
+    analogies: list[DomainAnalogy] = Field(json_schema_extra=_items(1, MAX_ANALOGIES))
 
-    def findings(self, limit: int = 3) -> tuple[Finding, ...]:
+    def findings(self, limit: int = MAX_ANALOGIES) -> tuple[Finding, ...]:
         return tuple(_finding(a, ("adjacent_domain",), a.severity) for a in self.analogies[:limit])
 
 
@@ -215,7 +232,8 @@ class JudgedFinding(_Answer):
     suggested_action: Action = ""
     dedupe_group: TopicKey = ""
     merged_ids: list[Text] = Field(default_factory=list, json_schema_extra=OPTIONAL)
-    confidence: Confidence = Field(None, description=CONFIDENCE_HELP)
+    # Optional in the contract: a finding without one is shown as unscored, not dropped as malformed.
+    confidence: Confidence = Field(None, description=CONFIDENCE_HELP, json_schema_extra=OPTIONAL)
 
     def finding(self, allowed_sources: tuple[str, ...]) -> Finding:
         """Critic names are mapped to node names; a name the Judge made up becomes "judge"."""
@@ -227,8 +245,9 @@ class JudgedFinding(_Answer):
 class ExcludedFinding(_Answer):
     id: Text = Field(description="The critic finding's id, as given (e.g. pm-2).")
     quote: Quote = Field(
-        description="The ADR passage that already covers it, verbatim from ONE sentence or list item "
-        "of its Risks, Alternatives or Consequences (checked in code: an unverifiable one is shown again)."
+        description="The ADR passage that already covers it, verbatim from ONE sentence or list item of its "
+        "Risks, Consequences, Alternatives / Options, Decision or Rollback, and about the same thing as the "
+        "finding (checked in code: any other passage, e.g. of the Context, puts the finding back)."
     )
 
 

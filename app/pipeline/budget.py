@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from app.config import LimitsConfig
+from app.config import LimitsConfig, RepoConfig
 from app.pipeline.ports import LlmError, LlmPort, LlmRequest, LlmResponse, SpendLedger
 
 
@@ -79,3 +79,8 @@ class BudgetedLlm:
 
     def __getattr__(self, name: str) -> object:  # the adapter's other attributes (model names, …)
         return getattr(self.llm, name)
+
+
+def metered(llm: LlmPort | None, ledger: SpendLedger, repo: str, config: RepoConfig) -> LlmPort | None:
+    """The run's model behind the repository's caps (None stays None: no model, nothing to meter)."""
+    return BudgetedLlm(llm, Budget(ledger, repo, config.limits)) if llm is not None else None

@@ -1,14 +1,60 @@
-"""Runs in this process, one after the other, each with its run row in the state store: the Action's
-lifecycle (the App's is the queue, app/pipeline/worker.py). queued -> running -> completed / failed."""
+"""The Action's lifecycle of a plan (app/pipeline/carry_out.py): the reviews run in this process, one
+after the other, each with its run row in the state store (queued -> running -> completed / failed).
+The App's lifecycle is the queue (app/pipeline/app_runs.py)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
+from app.config import REPO_CONFIG_PATH, RepoConfig
 from app.pipeline import pr
+from app.pipeline.budget import metered
 from app.pipeline.checkpoint import memo_for
-from app.pipeline.ports import GitHubError, StateStore
-from app.pipeline.pr import Published, RunDeps, Target
+from app.pipeline.folders import FolderCache, Notify, log_notice
+from app.pipeline.locks import LockFactory, no_lock
+from app.pipeline.ports import GitHubError, GitHubPort, LlmPort, PromptLibrary, StageMemo, StateStore, no_memo
+from app.pipeline.pr import Plan, Published, RunDeps, Target
+
+
+@dataclass
+class Inline:
+    """Run the plan's reviews now. Its own stages (react, reply, the notices) are not memoised and
+    take no lock: one job per event, and a re-run finds the comments by their markers."""
+
+    gh: GitHubPort
+    repo: str
+    store: StateStore
+    folders: FolderCache
+    prompts: PromptLibrary
+    web_url: str
+    llm_for: Callable[[RepoConfig], LlmPort | None]  # the configured model, or None (no key)
+    dry_run: bool = False
+    config_path: str = REPO_CONFIG_PATH
+    notify: Notify = log_notice
+    on_failed: Callable[[Target, GitHubError], None] | None = None
+    memo: StageMemo = no_memo
+    lock: LockFactory = no_lock
+    boxes: bool = True
+
+    def writes(self, plan: Plan) -> bool:
+        return not (self.dry_run or plan.read_only)
+
+    def review(self, plan: Plan) -> Sequence[Published]:
+        assert plan.config is not None
+        llm = None if plan.read_only or plan.spend_note else self.llm_for(plan.config)
+        deps = RunDeps(
+            self.gh,
+            metered(llm, self.store, self.repo, plan.config),
+            self.folders,
+            self.web_url,
+            writes=self.writes(plan),
+            prompts=self.prompts,
+            notify=self.notify,
+            llm_unavailable_reason="budget_cap" if plan.spend_note else "no_api_key",
+            feedback=self.store,
+        )
+        return run_inline(plan.targets, deps, self.store, on_failed=self.on_failed)
 
 
 def run_inline(

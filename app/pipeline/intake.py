@@ -1,10 +1,11 @@
 """Webhook intake: a verified delivery -> the runs it implies, fast enough for the acknowledgement path.
 
 The webhook must answer within GitHub's 10 s (we aim for well under 100 ms) and store the delivery with
-its runs in one transaction, so nothing here calls an API: the event is read from the payload's few
-fields the first screen (app/core/triggers.screen) needs, without validating a payload model. The
-worker's `plan` stage parses the stored payload (app/adapters/events), applies the repo config and the
-permission check, and fans the plan out into one review run per ADR.
+its runs in one transaction, so nothing here calls an API: the event is read by the one reader
+(app/core/events.py, its never-failing `ack_event` mode) and screened (app/core/triggers.screen) here,
+once per delivery. The worker's `plan` stage reads the stored payload with the same field map, trusts
+this screen (PrContext.screened), applies the repo config and the permission check, and fans the plan
+out into one review run per ADR.
 
 A plan's run key names what it is about, so repeats of the same intent collapse into one run:
   pull_request   plan:<repo>#<n>@<head sha>:<ready|draft>   (a draft turning ready is a new plan)
@@ -19,7 +20,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from app.core.triggers import Actor, CommentEvent, Event, OtherEvent, PullRequestEvent, screen
+from app.core.events import ack_event, delivery_facts
+from app.core.triggers import CommentEvent, PullRequestEvent, screen
 from app.pipeline.queue import Delivery, RunSpec
 
 HANDLED_EVENTS = frozenset({"pull_request", "issue_comment"})
@@ -36,62 +38,6 @@ class Intake:
     action: str | None = None
 
 
-def _s(d: Mapping[str, Any] | None, key: str, default: str = "") -> str:
-    v = (d or {}).get(key)
-    return v if isinstance(v, str) else default
-
-
-def _m(d: Mapping[str, Any] | None, key: str) -> Mapping[str, Any]:
-    v = (d or {}).get(key)
-    return v if isinstance(v, Mapping) else {}
-
-
-def quick_event(name: str, payload: Mapping[str, Any]) -> Event:
-    """The core event from the few payload fields the screen reads (missing fields -> OtherEvent)."""
-    repo = _m(payload, "repository")
-    sender = _m(payload, "sender")
-    actor = Actor(_s(sender, "login"), _s(sender, "type", "User"))
-    action = _s(payload, "action")
-    if name == "pull_request":
-        pr = _m(payload, "pull_request")
-        head, base = _m(pr, "head"), _m(pr, "base")
-        number = payload.get("number", pr.get("number"))
-        if not isinstance(number, int) or not _s(head, "sha") or not _s(repo, "full_name"):
-            return OtherEvent(name, action or None)
-        head_repo = _m(head, "repo")
-        return PullRequestEvent(
-            event_name=name,
-            action=action,
-            repo=_s(repo, "full_name"),
-            number=number,
-            draft=bool(pr.get("draft") or False),
-            head_sha=_s(head, "sha"),
-            base_sha=_s(base, "sha"),
-            base_ref=_s(base, "ref"),
-            head_repo=_s(head_repo, "full_name") or None,
-            sender=actor,
-            default_branch=_s(repo, "default_branch"),
-        )
-    if name == "issue_comment":
-        issue, comment = _m(payload, "issue"), _m(payload, "comment")
-        number, cid = issue.get("number"), comment.get("id")
-        if not isinstance(number, int) or not isinstance(cid, int) or not _s(repo, "full_name"):
-            return OtherEvent(name, action or None)
-        return CommentEvent(
-            action=action,
-            repo=_s(repo, "full_name"),
-            number=number,
-            on_pull_request=isinstance(issue.get("pull_request"), Mapping),
-            comment_id=cid,
-            body=_s(comment, "body"),
-            author_association=_s(comment, "author_association", "NONE"),
-            sender=actor,
-            default_branch=_s(repo, "default_branch"),
-            previous_body=_s(_m(_m(payload, "changes"), "body"), "from") or None,
-        )
-    return OtherEvent(name, action or None)
-
-
 def plan_key(event: PullRequestEvent | CommentEvent, delivery_id: str | None = None) -> str:
     if isinstance(event, PullRequestEvent):
         return f"plan:{event.repo}#{event.number}@{event.head_sha}:{'draft' if event.draft else 'ready'}"
@@ -104,13 +50,11 @@ def intake(
     name: str, payload: Mapping[str, Any], *, max_attempts: int = 3, delivery_id: str | None = None
 ) -> Intake:
     """The runs a delivery implies (at most one plan run), or why it is ignored."""
-    installation = _m(payload, "installation").get("id")
-    inst = installation if isinstance(installation, int) else None
-    repo = _s(_m(payload, "repository"), "full_name") or None
-    action = _s(payload, "action") or None
+    facts = delivery_facts(payload)
+    inst, repo, action = facts["installation_id"], facts["repo"], facts["action"]
     if name not in HANDLED_EVENTS:
         return Intake((), f"event {name} is not handled", inst, repo, action)
-    event = quick_event(name, payload)
+    event = ack_event(name, payload)
     first = screen(event)
     if first is not None:
         return Intake((), first.summary, inst, repo, action)

@@ -106,6 +106,11 @@ def no_memo(stage: str, compute: Callable[[], dict[str, Any]], key: str | None =
     return compute()
 
 
+class RunAbandoned(Exception):
+    """The run is no longer ours to finish: cancelled, failed by the watchdog, the lease was lost, or
+    re-keyed. Raised by a lifecycle's checks (the App's worker); the shared use case lets it through."""
+
+
 # --- Durable state (seed 004): the StateStore port and its parts live in app/pipeline/state_ports.py
 from app.pipeline.state_ports import (  # noqa: E402  (re-exported: one place to import ports from)
     ATTEMPT_OUTCOMES,
@@ -210,11 +215,6 @@ class GitHubPort(Protocol):
 
     def recent_pulls(self, repo: str, since: float) -> list[int]:
         """Numbers of the PRs (open or closed) updated at or after `since` (unix time), newest first."""
-        ...
-
-    def upsert_comment(self, repo: str, number: int, adr_path: str, body: str) -> tuple[RepoComment, bool]:
-        """Edit our comment for `adr_path`, or create it when there is none (or the edit is refused);
-        True when created."""
         ...
 
     def edit_comment(self, repo: str, number: int, comment_id: int, body: str) -> RepoComment: ...

@@ -1,8 +1,9 @@
-"""The pull-request use case, one for every entrypoint: the Action calls `plan` and then `run_target` for
-each target inline; the App's plan run stores the targets as review runs and each review run calls
-`run_target`. Every rule below therefore holds for both, and lives nowhere else:
+"""The pull-request use case, one for every entrypoint: both call `plan`, then carry the plan out with
+app/pipeline/carry_out.py (the Action's Inline lifecycle reviews each target with `run_target` in the
+job; the App's Enqueue stores the targets as review runs, and each review run calls `run_target`).
+Every rule below therefore holds for both, and lives nowhere else:
 
-plan(ctx, gh)  event -> decision (with the permission check) -> repo config from the default branch
+plan(ctx, gh)  event -> screen (unless the webhook's ack did) -> decision (with the permission check) -> repo config from the default branch
                (strict: an invalid file is reported, never replaced by the defaults) -> the PR's live
                head (a newer push supersedes this event) -> the changed ADRs -> one Target per ADR,
                with its run key.
@@ -20,18 +21,16 @@ import logging
 import posixpath
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
 from app.config import REPO_CONFIG_PATH, RepoConfig, RepoConfigError, parse_repo_config
 from app.core.adr_paths import is_adr_candidate
-from app.core.marker import marker
 from app.core.triggers import (
     CommentEvent,
     Decision,
     Event,
     PullRequestEvent,
     changed_adrs,
-    decide,
+    decide_screened,
     is_markdown,
     no_adr_summary,
     screen,
@@ -48,6 +47,7 @@ from app.pipeline.ports import (
     LlmPort,
     PromptLibrary,
     PullRequestInfo,
+    RunAbandoned,
     StageMemo,
     no_memo,
 )
@@ -55,14 +55,12 @@ from app.pipeline.publish import (
     Published,
     Rendered,
     already_published,
-    comment_lock_name,
     publish,
     render,
     stored_render,
 )
 from app.pipeline.review import LlmUnavailable, ReviewDeps, ReviewTarget, error_review, review_adr
 from app.pipeline.targets import FeedbackAction, Plan, Target
-from app.pipeline.worker import RunAbandoned
 
 log = logging.getLogger(__name__)
 
@@ -82,6 +80,9 @@ class PrContext:
     adjust: Callable[[RepoConfig], RepoConfig] = lambda c: c
     # Why the month's spend cap stops model calls before the run starts (budget.Budget.blocked), or None.
     spend_blocked: Callable[[RepoConfig], str | None] = lambda c: None
+    # The webhook's acknowledgement screened this delivery already (app/pipeline/intake.py): the
+    # screen runs once per delivery, and the plan run's reading of it is the same field map's.
+    screened: bool = False
 
 
 # --------------------------------------------------------------------------------------------------
@@ -102,7 +103,7 @@ def read_config(gh: GitHubPort, repo: str, ref: str, path: str) -> RepoConfig:
 
 def plan(ctx: PrContext, gh: GitHubPort) -> Plan:
     event = ctx.event
-    early = screen(event)
+    early = None if ctx.screened else screen(event)
     if early is not None:
         return _from_decision(early, event)
     default_branch = getattr(event, "default_branch", "") or gh.default_branch(ctx.repo)
@@ -113,10 +114,10 @@ def plan(ctx: PrContext, gh: GitHubPort) -> Plan:
     except RepoConfigError as exc:
         config, error = None, str(exc)
     drafts = config.review_drafts if config is not None else RepoConfig().review_drafts
-    decision = decide(event, review_drafts=drafts)
+    decision = decide_screened(event, review_drafts=drafts)
     if decision.needs_permission_check and isinstance(event, CommentEvent):
         permission = gh.permission(ctx.repo, event.sender.login)
-        decision = decide(event, review_drafts=drafts, permission=permission)
+        decision = decide_screened(event, review_drafts=drafts, permission=permission)
     out = _from_decision(decision, event, config)
     # An invalid config is shown whenever it may have changed the outcome: a review, a re-index, or a
     # draft skipped by the default `review_drafts` (never for help, denials or unrelated comments).
@@ -128,7 +129,7 @@ def plan(ctx: PrContext, gh: GitHubPort) -> Plan:
             out, kind="config_error", config_error=error, summary=f"adr-review: {error}"
         )
     if decision.kind == "reindex":
-        return out
+        return dataclasses.replace(out, ref=default_branch)
     assert isinstance(event, PullRequestEvent | CommentEvent)
     if isinstance(event, PullRequestEvent) and (skip := skip_reason(event, config)) is not None:
         return dataclasses.replace(out, kind="ignore", summary=skip)
@@ -245,48 +246,6 @@ def _folder_digest(gh: GitHubPort, repo: str, ref: str, adr_dir: str) -> str:
     )
 
 
-def respond(
-    plan: Plan,
-    gh: GitHubPort,
-    repo: str,
-    memo: StageMemo = no_memo,
-    notify: Notify = log_notice,
-    *,
-    lock: LockFactory = no_lock,
-) -> None:
-    """A reaction on the command (👀 accepted, 😕 denied) and the reply (help, denial), each its own
-    stage: posted once. A denial is explained at most once per user and PR (anyone can comment: a
-    stranger's commands must not make the App post again and again); later ones get the reaction only."""
-    if plan.react_comment_id is not None:
-        cid, content = plan.react_comment_id, "confused" if plan.kind == "deny" else "eyes"
-
-        def react() -> dict[str, Any]:
-            gh.add_reaction(repo, cid, content)
-            return {"reaction": content, "comment_id": cid}
-
-        try:
-            memo("react", react)
-        except GitHubError as exc:  # a missing reaction must not stop the review
-            notify("warning", str(exc), None)
-    if plan.reply and plan.number is not None:
-        text, number = plan.reply, plan.number
-        if plan.kind == "deny":
-            memo("reply", lambda: _reply_once(gh, repo, number, text, lock))
-        else:
-            memo("reply", lambda: {"comment_id": gh.create_comment(repo, number, text).id})
-
-
-def _reply_once(gh: GitHubPort, repo: str, number: int, text: str, lock: LockFactory) -> dict[str, Any]:
-    """Post `text` unless our comment with it is on the PR already: a hidden marker names the reply
-    by its hash (a denial names its user, so this is once per user and PR)."""
-    path = "@reply/" + hashlib.sha256(text.encode()).hexdigest()[:16]
-    with lock(comment_lock_name(repo, number, path)):
-        existing = gh.find_comment(repo, number, path)
-        if existing is not None:
-            return {"comment_id": existing.id, "already_replied": True}
-        return {"comment_id": gh.create_comment(repo, number, f"{marker(path, 'reply')}\n{text}").id}
-
-
 # --------------------------------------------------------------------------------------------------
 # run_target
 
@@ -297,10 +256,10 @@ class RunDeps:
     llm: LlmPort | None
     folders: FolderCache
     web_url: str
+    prompts: PromptLibrary  # the composition root's (loaded and hashed once)
     writes: bool = True  # False: dry run, or a fork PR's read-only token: render, never write
     recall_enabled: bool = True
     llm_unavailable_reason: LlmUnavailable = "no_api_key"
-    prompts: PromptLibrary | None = None  # None: the packaged prompts
     notify: Notify = log_notice
     still_current: Callable[[], None] = lambda: None  # raises to abandon the run before it writes
     comment_lock: LockFactory = no_lock  # the App: the store's lock per (repo, PR, ADR) comment
@@ -382,7 +341,6 @@ __all__ = [
     "config_error_comment",
     "plan",
     "read_config",
-    "respond",
     "run_target",
     "with_content",
 ]

@@ -23,6 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from app.core.comments import upsert_step
 from app.core.feedback import (
     adopted_before,
     carry_ticks,
@@ -42,8 +43,6 @@ from app.pipeline.ports import CheckpointStore, FeedbackLog, GitHubError, GitHub
 from app.pipeline.targets import Target
 
 log = logging.getLogger(__name__)
-
-REFUSED = frozenset({403, 404, 410})  # an edit GitHub will not make: not ours to edit, deleted, gone
 
 
 @dataclass(frozen=True)
@@ -158,17 +157,8 @@ def publish(target: Target, rendered: Rendered, deps: PublishDeps, memo: StageMe
             if existing is not None and _same_text(existing.body, final, rendered.review):
                 return _posted(existing, created=False, unchanged=True)
             deps.still_current()  # right before the write: a run cancelled meanwhile writes nothing
-            if existing is not None:
-                try:
-                    return _posted(gh.edit_comment(target.repo, target.pr, existing.id, final), created=False)
-                except GitHubError as exc:
-                    if exc.status not in REFUSED:
-                        raise
-                    log.warning(
-                        "comment_edit_refused",
-                        extra={"path": path, "comment": existing.id, "error": str(exc)},
-                    )
-            return _posted(gh.create_comment(target.repo, target.pr, final), created=True)
+            comment, created = write_comment(gh, target.repo, target.pr, existing, final)
+            return _posted(comment, created=created)
 
     try:
         posted = memo("comment", post)
@@ -180,6 +170,27 @@ def publish(target: Target, rendered: Rendered, deps: PublishDeps, memo: StageMe
         _record(deps, target, body)
     result = "unchanged" if posted.get("unchanged") else "created" if posted.get("created") else "edited"
     return Published(path, result, str(posted.get("html_url") or ""), rendered.review, body)
+
+
+def upsert_comment(gh: GitHubPort, repo: str, number: int, path: str, body: str) -> tuple[RepoComment, bool]:
+    """Our comment for `path` (a marker path) edited to `body`, or created: (the comment, created)."""
+    return write_comment(gh, repo, number, gh.find_comment(repo, number, path), body)
+
+
+def write_comment(
+    gh: GitHubPort, repo: str, number: int, ours: RepoComment | None, body: str
+) -> tuple[RepoComment, bool]:
+    """Edit `ours`, or create a comment when there is none or GitHub refuses the edit
+    (app/core/comments.py: upsert_step); any other failure propagates."""
+    if upsert_step(ours) == "edit":
+        assert ours is not None
+        try:
+            return gh.edit_comment(repo, number, ours.id, body), False
+        except GitHubError as exc:
+            if upsert_step(ours, edit_failed=True, status=exc.status) == "stop":
+                raise
+            log.warning("comment_edit_refused", extra={"comment": ours.id, "error": str(exc)})
+    return gh.create_comment(repo, number, body), True
 
 
 def stamp_feedback(body: str, target: Target, review: Review, previous: str | None) -> str:
@@ -242,4 +253,6 @@ __all__ = [
     "render",
     "stamp_feedback",
     "stored_render",
+    "upsert_comment",
+    "write_comment",
 ]

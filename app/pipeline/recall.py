@@ -19,14 +19,25 @@ from typing import Any
 from app.config import RepoConfig
 from app.core.adr import Adr
 from app.core.citations import CandidateText, Verification, successor_of, verify_citations
+from app.core.evidence import EvidenceModel, cap, eligible, linked_paths
+from app.core.evidence_model import DEFAULT_EVIDENCE
 from app.core.extractive import pick_extractive
 from app.core.passages import passages_of
-from app.core.results import Candidate, Citation, EmptyReason, RecallMode, RecallResult, StageError, Usage
+from app.core.results import (
+    Candidate,
+    Citation,
+    EmptyReason,
+    RecallMode,
+    RecallResult,
+    Relevance,
+    StageError,
+    Usage,
+)
 from app.core.text import fold_whitespace
 from app.pipeline.ports import AdrIndex, LlmPort, PromptLibrary, StageMemo, no_memo
 from app.pipeline.recall_answer import answer_problems
 from app.pipeline.structured import StepFailed, StepOverrides, build_request, call_prompt, request_key
-from app.prompts import PromptError, packaged
+from app.prompts import PromptError
 
 log = logging.getLogger(__name__)
 
@@ -92,7 +103,7 @@ def run_recall(
     config: RepoConfig,
     memo: StageMemo = no_memo,
     enabled: bool = True,
-    prompts: PromptLibrary | None = None,
+    prompts: PromptLibrary,
 ) -> RecallResult:
     """Recall up to `config.recall.max_citations` related ADRs. Never raises.
 
@@ -118,7 +129,7 @@ def run_recall(
         stage = "llm"
         if run.mode == "llm":
             assert llm is not None
-            return _llm_citations(run, proposal, query, folder, llm, config, memo, prompts or packaged())
+            return _llm_citations(run, proposal, query, folder, llm, config, memo, prompts)
         stage = "extractive"
         return _extractive_citations(run, proposal, query, folder, config)
     except Exception as exc:  # advisory: a bug here must cost the citations, not the review
@@ -206,7 +217,13 @@ def _llm_citations(
     except PromptError as exc:
         log.error("recall_pre_gate_prompt_failed", extra={"error": str(exc)})
         return _fallback(run, proposal, query, folder, config, f"prompt: {exc}")
-    variables = _prompt_variables(proposal, query, run.candidates, folder)
+    shown = _shown(run, proposal, config)
+    if not shown:  # nothing earns a row: no model call, nothing to pay for
+        return run.result(empty_reason="none_qualified")
+    offered = [run.candidates[i] for i, _band in shown]
+    # the model's label is capped by what the evidence earns; an unscored candidate caps nothing
+    bands = [band if run.candidates[i].evidence is not None else None for i, band in shown]
+    variables = _prompt_variables(proposal, query, offered, folder)
     overrides = StepOverrides.from_config(config.llm, PROMPT_NAME)
     request = build_request(prompt, variables, overrides)
     called = False
@@ -257,10 +274,10 @@ def _llm_citations(
         return _fallback(
             run, proposal, query, folder, config, f"schema: all {malformed} citation(s) malformed"
         )
-    verification = _verify(run, proposal, query, answer["citations"], config)
+    verification = _verify(run, proposal, answer["citations"], config, offered)
     if malformed:
         run.dropped["malformed"] = malformed
-    citations = _citations(run.candidates, verification, folder)
+    citations = _citations(offered, verification, folder, ceilings=bands)
     if citations:
         return run.result(citations)
     return run.result(
@@ -269,17 +286,18 @@ def _llm_citations(
 
 
 def _verify(
-    run: _Run, proposal: Adr, query: str, proposed: Sequence[Any], config: RepoConfig
+    run: _Run, proposal: Adr, proposed: Sequence[Any], config: RepoConfig, candidates: Sequence[Candidate]
 ) -> Verification:
     verification = verify_citations(
         proposed,
-        [CandidateText.of(c.adr) for c in run.candidates],
+        [CandidateText.of(c.adr) for c in candidates],
         passages_of(proposal),  # the proposal as a reader sees it (the query is cut from it)
         limit=config.recall.max_citations,
     )
     run.dropped = dict(verification.dropped)
     run.diagnostics["llm_count"] = verification.proposed
     run.diagnostics["relevance_normalized"] = verification.relevance_normalized
+    run.diagnostics["relevance_capped"] = verification.relevance_capped
     log.info(
         "recall_pre_gate_citations_filtered",
         extra={
@@ -289,6 +307,7 @@ def _verify(
             "dropped": verification.dropped_total,
             "dropped_by_reason": dict(verification.dropped),
             "relevance_normalized": verification.relevance_normalized,
+            "relevance_capped": verification.relevance_capped,
         },
     )
     return verification
@@ -314,14 +333,13 @@ def _fallback(
 def _extractive_citations(
     run: _Run, proposal: Adr, query: str, folder: Sequence[Adr], config: RepoConfig
 ) -> RecallResult:
-    rc = config.recall
     picks = pick_extractive(
         run.candidates,
         query,
         passages_of(proposal),
-        limit=rc.max_citations,
-        high=rc.extractive_high,
-        med=rc.extractive_med,
+        evidence=evidence_model(config),
+        limit=config.recall.max_citations,
+        linked=linked_paths(proposal, run.candidates),
     )
     proposed = [
         {
@@ -332,16 +350,36 @@ def _extractive_citations(
         for p in picks
     ]
     # Verbatim by construction; verifying anyway keeps one rule for both modes (and counts a bug).
-    verification = _verify(run, proposal, query, proposed, config)
+    verification = _verify(run, proposal, proposed, config, run.candidates)
     citations = _citations(run.candidates, verification, folder)
     if citations:
         return run.result(citations)
     return run.result(empty_reason="all_dropped_by_verification" if proposed else "none_qualified")
 
 
+def _shown(run: _Run, proposal: Adr, config: RepoConfig) -> list[tuple[int, Relevance]]:
+    """The candidates (index, label) whose evidence earns a row: what the model may cite."""
+    return eligible(run.candidates, evidence_model(config), linked_paths(proposal, run.candidates))
+
+
+def evidence_model(config: RepoConfig) -> EvidenceModel:
+    """The shipped calibrated model with the repository's thresholds, where it sets any."""
+    rc = config.recall
+    model = DEFAULT_EVIDENCE
+    floor = model.floor if rc.evidence_floor is None else rc.evidence_floor
+    high = model.high if rc.evidence_high is None else rc.evidence_high
+    med = model.med if rc.evidence_med is None else rc.evidence_med
+    return replace(model, floor=floor, high=max(high, floor), med=min(max(med, floor), max(high, floor)))
+
+
 def _citations(
-    candidates: Sequence[Candidate], verification: Verification, folder: Sequence[Adr]
+    candidates: Sequence[Candidate],
+    verification: Verification,
+    folder: Sequence[Adr],
+    ceilings: Sequence[Relevance | None] | None = None,
 ) -> list[Citation]:
+    """The kept citations; with `ceilings` (the label each candidate's evidence earns) a model's
+    label is never above its candidate's evidence."""
     out = []
     for v in verification.kept:
         adr = candidates[v.candidate_index].adr
@@ -351,9 +389,10 @@ def _citations(
                 path=adr.path,
                 title=adr.title,
                 status=adr.status,
-                relevance=v.relevance,
+                relevance=cap(v.relevance, ceilings[v.candidate_index] if ceilings else None),
                 relevance_reason=v.relevance_reason,
                 superseded_by=successor_of(adr, folder),
+                quoted_from=v.quoted_from,
             )
         )
     return out

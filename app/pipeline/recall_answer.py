@@ -29,7 +29,8 @@ class RecallCitation(BaseModel):
         max_length=400,
         description=(
             "A verbatim quote (1-2 lines: a sentence or clause, never a lone word) from ONE paragraph, "
-            "list item or table cell of the proposal or of this candidate's summary, in its original language."
+            "list item or table cell of this candidate's summary (of the proposal only when the summary "
+            "has nothing to quote), in its original language."
         ),
     )
 

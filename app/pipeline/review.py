@@ -25,7 +25,6 @@ from app.core.triggers import ALL_STAGES
 from app.pipeline.keys import run_key_for, seed_for
 from app.pipeline.ports import AdrIndex, LlmPort, PromptLibrary, StageMemo, no_memo
 from app.pipeline.structured import StepOverrides
-from app.prompts import packaged
 
 log = logging.getLogger(__name__)
 
@@ -67,11 +66,11 @@ class ReviewDeps:
     folder: Sequence[Adr]  # the parsed ADRs of the folder (supersession, summaries)
     llm: LlmPort | None  # None: offline or no API key -> extractive recall, no blind spots
     config: RepoConfig
+    prompts: PromptLibrary  # the composition root's (loaded and hashed once)
     link_base: str | None = None  # for the comment: ".../blob/<base sha>", "" relative, None no links
     adr_dir: str = ""  # repo-relative folder of the ADRs; Adr.path and Citation.path are relative to it
     llm_unavailable_reason: LlmUnavailable = "no_api_key"
     recall_enabled: bool = True  # the process kill switch (Settings.recall_enabled)
-    prompts: PromptLibrary | None = None  # None: the packaged prompts
     seed: int | None = None  # perspective draw; None: derived from the run key (reproducible)
     recall_fn: RecallFn | None = None  # None: app.pipeline.recall.run_recall
     blindspots_fn: BlindSpotsFn | None = None  # None: app.pipeline.blindspot.run_blindspots
@@ -93,7 +92,7 @@ def review_adr(
     the live list the memo appends reused stage names to, for the footer."""
     started = time.monotonic()
     if run_key is None:
-        run_key = target.key(deps.config, _library(deps).hash, online=deps.llm is not None)
+        run_key = target.key(deps.config, deps.prompts.hash, online=deps.llm is not None)
     rel = relative_adr_path(target.adr_path, deps.adr_dir)
     try:
         adr = parse_adr(rel, target.content)
@@ -114,7 +113,7 @@ def review_adr(
             config=deps.config,
             memo=memo,
             enabled=deps.recall_enabled,
-            prompts=_library(deps),
+            prompts=deps.prompts,
         )
         skipped.extend(recall_skips(recall, offline_reason=offline_reason(deps)))
     else:
@@ -136,7 +135,7 @@ def review_adr(
             config=deps.config.blindspot,
             seed=deps.seed if deps.seed is not None else perspective_seed(target),
             memo=memo,
-            prompts=_library(deps),
+            prompts=deps.prompts,
             overrides={
                 name: StepOverrides.from_config(deps.config.llm, name) for name in deps.config.llm.prompts
             },
@@ -153,9 +152,7 @@ def review_adr(
         models=models,
         usage=usage,
         duration_s=time.monotonic() - started,
-        perspectives=_perspective_names(blind.selected_perspectives, language, _library(deps))
-        if blind
-        else (),
+        perspectives=_perspective_names(blind.selected_perspectives, language, deps.prompts) if blind else (),
         embedding=_embedding_of(recall),
         reused_stages=tuple(dict.fromkeys(reused)),
     )
@@ -229,10 +226,6 @@ def perspective_seed(target: ReviewTarget) -> int:
     commit or the folder: an unchanged ADR keeps its perspectives, so its critic is not paid again."""
     digest = hashlib.sha256(target.content).hexdigest()
     return seed_for(f"{digest}:{target.force_nonce or ''}")
-
-
-def _library(deps: ReviewDeps) -> PromptLibrary:
-    return deps.prompts if deps.prompts is not None else packaged()
 
 
 def _perspective_names(ids: Sequence[str], language: str, prompts: PromptLibrary) -> tuple[str, ...]:

@@ -133,6 +133,7 @@ class Plan:
     capped: tuple[str, ...] = ()  # changed ADRs left out by limits.max_adrs_per_run
     spend_note: str | None = None  # the month's spend cap: this run makes no model call
     feedback: FeedbackAction | None = None  # kind dismiss / feedback
+    ref: str = ""  # kind reindex: the default branch whose ADRs are indexed
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -150,6 +151,7 @@ class Plan:
             "capped": list(self.capped),
             "spend_note": self.spend_note,
             "feedback": self.feedback.to_json() if self.feedback is not None else None,
+            "ref": self.ref,
         }
 
     @classmethod
@@ -170,4 +172,5 @@ class Plan:
             capped=tuple(d.get("capped") or ()),
             spend_note=d.get("spend_note"),
             feedback=FeedbackAction.from_json(d["feedback"]) if d.get("feedback") else None,
+            ref=str(d.get("ref") or ""),
         )

@@ -27,14 +27,10 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from app.pipeline.checkpoint import memo_for
-from app.pipeline.ports import StageMemo, StateStore
+from app.pipeline.ports import RunAbandoned, StageMemo, StateStore
 from app.pipeline.queue import QueueItem
 
 log = logging.getLogger(__name__)
-
-
-class RunAbandoned(Exception):
-    """The run is no longer ours to finish: cancelled, failed by the watchdog, or the lease was lost."""
 
 
 @dataclass(frozen=True)

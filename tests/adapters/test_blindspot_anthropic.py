@@ -13,6 +13,7 @@ from app.adapters.llm import PROMPT_HEADER, AnthropicLlm
 from app.config import BlindSpotConfig, LlmSettings
 from app.core.adr import Adr, parse_adr
 from app.pipeline.blindspot import CRITIC_PROMPTS, JUDGE_PROMPT, run_blindspots
+from app.prompts import packaged
 from tests.fakes.blindspot_answers import ad_answer, critic_items, da_answer, judge_echo_answer, pm_answer
 from tests.fakes.messages_server import FakeMessagesServer, Reply, request_text
 
@@ -61,10 +62,12 @@ def test_the_dag_runs_end_to_end_through_the_anthropic_client(
     delay = 0.5
     script_happy(fake_anthropic, delay)
     # warm-up: importing the SDK and building its client take seconds on a busy machine
-    run_blindspots(adr, (), llm, config=BlindSpotConfig(adjacent_domain=True), seed=11)
+    run_blindspots(adr, (), llm, config=BlindSpotConfig(adjacent_domain=True), seed=11, prompts=packaged())
     fake_anthropic.reset()
     started = time.monotonic()
-    result = run_blindspots(adr, (), llm, config=BlindSpotConfig(adjacent_domain=True), seed=11)
+    result = run_blindspots(
+        adr, (), llm, config=BlindSpotConfig(adjacent_domain=True), seed=11, prompts=packaged()
+    )
     elapsed = time.monotonic() - started
 
     assert result.status == "judged", result.errors
@@ -119,7 +122,7 @@ def test_http_failures_degrade_node_by_node(
     script_happy(fake_anthropic)
     fake_anthropic.set_default(DA, Reply(status=529))
     fake_anthropic.set_default(JUDGE_PROMPT, Reply(status=400))
-    result = run_blindspots(adr, (), llm, config=BlindSpotConfig(), seed=11)
+    result = run_blindspots(adr, (), llm, config=BlindSpotConfig(), seed=11, prompts=packaged())
 
     assert result.status == "unjudged"
     errors = {e.node: e.message for e in result.errors}
@@ -139,7 +142,7 @@ def test_a_text_answer_that_is_not_json_fails_only_that_critic(
 ) -> None:
     script_happy(fake_anthropic)
     fake_anthropic.set_default(PM, Reply(text="Sorry, I cannot help with that."))
-    result = run_blindspots(adr, (), llm, config=BlindSpotConfig(), seed=11)
+    result = run_blindspots(adr, (), llm, config=BlindSpotConfig(), seed=11, prompts=packaged())
     assert result.status == "judged"
     assert [e.node for e in result.errors] == ["premortem"]
     assert result.errors[0].message.startswith("not_json")

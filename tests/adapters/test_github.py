@@ -7,9 +7,10 @@ from collections.abc import Iterator
 import pytest
 import responses
 
-from app.adapters.github import GitHubAdapter, RetryPolicy, pick_comment, retry_wait
+from app.adapters.github import GitHubAdapter, RetryPolicy, retry_wait
 from app.core.marker import marker
-from app.pipeline.ports import GitHubError, RepoComment
+from app.pipeline.ports import GitHubError
+from app.pipeline.publish import upsert_comment
 from tests.fakes.github_api import FakeGitHub, Fault, blob_sha
 
 REPO = "Codertocat/Hello-World"
@@ -73,9 +74,9 @@ def test_read_file_list_files_and_blobs(fake: FakeGitHub, gh: GitHubAdapter) -> 
 def test_upsert_creates_once_then_edits(fake: FakeGitHub, gh: GitHubAdapter) -> None:
     path = "docs/adr/0002-b.md"
     fake.add_comment(2, "unrelated", login="alice", association="MEMBER")
-    first, created = gh.upsert_comment(REPO, 2, path, marker(path, "k1") + "\nfirst")
+    first, created = upsert_comment(gh, REPO, 2, path, marker(path, "k1") + "\nfirst")
     assert created and first.marker_key == "k1" and first.marker_path == path
-    second, created_again = gh.upsert_comment(REPO, 2, path, marker(path, "k2") + "\nsecond")
+    second, created_again = upsert_comment(gh, REPO, 2, path, marker(path, "k2") + "\nsecond")
     assert not created_again and second.id == first.id
     bodies = [c["body"] for c in fake.comments_on(2)]
     assert bodies == ["unrelated", marker(path, "k2") + "\nsecond"]
@@ -89,7 +90,7 @@ def test_a_stranger_pasting_a_marker_does_not_capture_the_comment(
 ) -> None:
     path = "docs/adr/0002-b.md"
     fake.add_comment(2, marker(path, "forged") + "\nhi", login="mallory", association="NONE")
-    _, created = gh.upsert_comment(REPO, 2, path, marker(path, "k1") + "\nreview")
+    _, created = upsert_comment(gh, REPO, 2, path, marker(path, "k1") + "\nreview")
     assert created
     assert [c["user"]["login"] for c in fake.comments_on(2)] == ["mallory", "github-actions[bot]"]
     assert fake.comments_on(2)[0]["body"].endswith("hi")
@@ -100,7 +101,7 @@ def test_comment_listing_follows_pages(fake: FakeGitHub, gh: GitHubAdapter) -> N
     for i in range(5):
         fake.add_comment(2, f"chatter {i}")
     fake.add_comment(2, marker(path, "old") + "\nbody", login="github-actions[bot]", user_type="Bot")
-    _, created = gh.upsert_comment(REPO, 2, path, marker(path, "new") + "\nbody")
+    _, created = upsert_comment(gh, REPO, 2, path, marker(path, "new") + "\nbody")
     assert not created
     assert len(fake.comments_on(2)) == 6
 
@@ -177,7 +178,7 @@ def test_permission_errors_are_not_retried(fake: FakeGitHub, gh: GitHubAdapter, 
 def test_a_post_that_landed_despite_a_502_is_not_repeated(fake: FakeGitHub, gh: GitHubAdapter) -> None:
     path = "docs/adr/1.md"
     fake.fail("POST", r"/issues/2/comments$", Fault(502, landed=True))
-    comment, created = gh.upsert_comment(REPO, 2, path, marker(path, "k") + "\nbody")
+    comment, created = upsert_comment(gh, REPO, 2, path, marker(path, "k") + "\nbody")
     assert created and comment.marker_key == "k"
     assert len(fake.comments_on(2)) == 1
     assert fake.count("POST", r"/issues/2/comments$") == 1
@@ -202,7 +203,7 @@ def test_every_request_of_a_delivery_scoped_client_carries_the_delivery_id(
     gh.pull_request(REPO, 2)
     gh.changed_files(REPO, 2)
     gh.read_file(REPO, path, "h")
-    gh.upsert_comment(REPO, 2, path, marker(path, "k") + "\nbody")
+    upsert_comment(gh, REPO, 2, path, marker(path, "k") + "\nbody")
     gh.add_reaction(REPO, 492700400, "eyes")
     assert len(fake.request_headers) >= 7
     assert {h.get("X-GitHub-Delivery") for h in fake.request_headers} == {"guid-1"}
@@ -248,35 +249,14 @@ def test_retry_wait(
     assert retry_wait(status, headers, message, attempt, now=1000.0, policy=RetryPolicy()) == expected
 
 
-def test_pick_comment_takes_only_our_own_and_the_newest() -> None:
-    """Ours = written by these credentials' identity: another bot or a collaborator pasting our marker
-    is not (issue 16: the App overwrote them, or never published when GitHub refused the edit)."""
-
-    def c(i: int, path: str | None, author: str, typ: str = "Bot", assoc: str = "NONE") -> RepoComment:
-        return RepoComment(i, "", "", author, typ, assoc, marker_path=path, marker_key="k" if path else None)
-
-    me = "adr-review[bot]"
-    comments = [
-        c(1, "a.md", "other-app[bot]"),
-        c(2, "b.md", me),
-        c(3, "a.md", "alice", "User", "COLLABORATOR"),
-        c(4, "a.md", me),
-        c(5, "a.md", me),  # created after an edit of 4 was refused
-    ]
-    picked = pick_comment(comments, "a.md", me)
-    assert picked is not None and picked.id == 5
-    assert pick_comment(comments, "z.md", me) is None
-    assert pick_comment(comments[:4], "a.md", "someone-else[bot]") is None
-
-
 def test_the_identity_is_asked_once_and_a_refused_edit_creates_our_own(
     fake: FakeGitHub, gh: GitHubAdapter
 ) -> None:
     path = "docs/adr/0002-b.md"
     fake.add_comment(2, marker(path, "k0") + "\nours", login="github-actions[bot]", user_type="Bot")
     fake.fail("PATCH", r"/issues/comments/\d+$", Fault(403, body={"message": "Resource not accessible"}))
-    _, created = gh.upsert_comment(REPO, 2, path, marker(path, "k1") + "\nreview")
+    _, created = upsert_comment(gh, REPO, 2, path, marker(path, "k1") + "\nreview")
     assert created and len(fake.comments_on(2)) == 2
-    second, created_again = gh.upsert_comment(REPO, 2, path, marker(path, "k2") + "\nagain")
+    second, created_again = upsert_comment(gh, REPO, 2, path, marker(path, "k2") + "\nagain")
     assert not created_again and second.id == fake.comments_on(2)[1]["id"]  # the newest of ours
     assert fake.count("POST", r"^/graphql$") == 1  # `viewer { login }`, once per client

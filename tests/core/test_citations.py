@@ -18,9 +18,11 @@ from app.core.citations import (
     NOT_A_CANDIDATE,
     NOT_VERBATIM,
     OVER_LIMIT,
+    RELEVANCE_CEILING,
     TOO_SHORT,
     CandidateText,
     Verification,
+    capped_relevance,
     check_quote,
     id_key,
     substance,
@@ -157,6 +159,51 @@ def test_relevance_outside_the_enum_becomes_low(given: Any, expected: str, norma
     assert [c.relevance for c in result.kept] == [expected]
     assert result.relevance_normalized == normalized
     assert result.dropped == {}
+
+
+@pytest.mark.parametrize(
+    ("relevance", "quoted_from", "shown"),
+    [
+        ("high", "candidate", "high"),
+        ("med", "candidate", "med"),
+        ("low", "candidate", "low"),
+        ("high", "proposal", "med"),  # the proposal's own words say nothing about the cited ADR
+        ("med", "proposal", "med"),
+        ("low", "proposal", "low"),  # a cap never raises
+    ],
+)
+def test_a_reason_from_the_proposal_caps_relevance_at_med(
+    relevance: Any, quoted_from: Any, shown: str
+) -> None:
+    assert capped_relevance(relevance, quoted_from) == shown
+
+
+def test_every_source_has_a_ceiling() -> None:
+    assert RELEVANCE_CEILING == {"candidate": "high", "proposal": "med"}
+
+
+@pytest.mark.parametrize(
+    ("reason", "relevance", "quoted_from", "shown", "capped"),
+    [
+        ("the primary datastore for all services", "high", "candidate", "high", 0),
+        ("Latency matters less than order.", "high", "proposal", "med", 1),
+        ("Latency matters less than order.", "med", "proposal", "med", 0),
+        ("Latency matters less than order.", "low", "proposal", "low", 0),
+        ("Latency matters less than order.", "critical", "proposal", "low", 0),  # normalised, not capped
+        # in both texts: the candidate says it too, so it is the candidate's reason and may be high
+        ("Latency matters less than order", "high", "candidate", "high", 0),
+    ],
+)
+def test_verification_records_where_a_reason_is_from_and_caps_the_proposals(
+    reason: str, relevance: str, quoted_from: str, shown: str, capped: int
+) -> None:
+    candidate = cand(
+        "ADR-0001",
+        "We use PostgreSQL as the primary datastore for all services. Latency matters less than order, for now.",
+    )
+    result = verify(cite("ADR-0001", reason, relevance), candidates=[candidate])
+    assert [(c.quoted_from, c.relevance) for c in result.kept] == [(quoted_from, shown)]
+    assert result.relevance_capped == capped and result.dropped == {}
 
 
 def test_six_citations_keep_the_first_five() -> None:

@@ -10,11 +10,11 @@ import pytest
 
 from app.core.adr import parse_adr
 from app.core.citations import check_quote
+from app.core.evidence import EvidenceModel
 from app.core.extractive import (
     MAX_REASON_CHARS,
     best_sentence,
     pick_extractive,
-    relevance_band,
     sentence_spans,
 )
 from app.core.passages import passages_of
@@ -67,35 +67,66 @@ def test_long_sentences_are_cut_at_a_word_inside_the_summary() -> None:
     assert got is not None and len(got) <= MAX_REASON_CHARS and got in summary and not got.endswith(" ")
 
 
-@pytest.mark.parametrize(
-    ("score", "band"),
-    [(1.0, "high"), (0.75, "high"), (0.6, "med"), (0.4, "med"), (0.39, "low"), (0.0, "low")],
-)
-def test_relevance_bands(score: float, band: str) -> None:
-    assert relevance_band(score, 1.0, high=0.75, med=0.4) == band
-
-
-def candidate(path: str, markdown: str, fused: float, qualified: bool = True) -> Candidate:
+def candidate(
+    path: str, markdown: str, fused: float, qualified: bool = True, evidence: float | None = None
+) -> Candidate:
     adr = parse_adr(path, markdown.encode())
     return Candidate(
-        adr=adr, dense=None, bm25=fused, bm25_rel=fused, fused=fused, qualified=qualified, why="test"
+        adr=adr,
+        dense=None,
+        bm25=fused,
+        bm25_rel=fused,
+        fused=fused,
+        qualified=qualified,
+        why="test",
+        evidence=evidence,
     )
 
 
-def test_pick_extractive_uses_qualified_candidates_in_rank_order_up_to_the_limit() -> None:
+MODEL = EvidenceModel(intercept=0.0, weights={}, floor=0.1, med=0.25, high=0.5)
+
+
+def test_pick_extractive_shows_what_the_evidence_earns_in_rank_order_up_to_the_limit() -> None:
     cands = [
-        candidate("0001-a.md", "# ADR-0001 A\n\n## Decision\nKafka carries tenant events. Unrelated.\n", 1.0),
-        candidate("0002-b.md", "# ADR-0002 B\n\n## Decision\nWe use Postgres.\n", 0.9, qualified=False),
-        candidate("0003-c.md", "# ADR-0003 C\n\n## Decision\nTenant data is isolated.\n", 0.5),
-        candidate("0004-d.md", "# ADR-0004 D\n\n## Decision\nLogs go to S3.\n", 0.2),
+        candidate(
+            "0001-a.md",
+            "# ADR-0001 A\n\n## Decision\nKafka carries tenant events. Unrelated.\n",
+            1.0,
+            evidence=0.6,
+        ),
+        candidate("0002-b.md", "# ADR-0002 B\n\n## Decision\nWe use Postgres.\n", 0.9, evidence=0.05),
+        candidate("0003-c.md", "# ADR-0003 C\n\n## Decision\nTenant data is isolated.\n", 0.5, evidence=0.3),
+        candidate("0004-d.md", "# ADR-0004 D\n\n## Decision\nTenant logs go to S3.\n", 0.2, evidence=0.12),
     ]
-    picks = pick_extractive(cands, "Tenant events in Kafka", limit=2)
+    picks = pick_extractive(cands, "Tenant events in Kafka", evidence=MODEL, limit=3)
     assert [(p.candidate_index, p.relevance, p.reason) for p in picks] == [
         (0, "high", "Kafka carries tenant events."),
         (2, "med", "Tenant data is isolated."),
+        (3, "low", "Tenant logs go to S3."),
     ]
     for p in picks:
         assert check_quote(p.reason, passages_of(cands[p.candidate_index].adr)).ok
+    assert [p.candidate_index for p in pick_extractive(cands, "Tenant events", evidence=MODEL, limit=1)] == [
+        0
+    ]
+
+
+def test_nothing_is_shown_when_no_evidence_reaches_the_floor() -> None:
+    cands = [
+        candidate("0001-a.md", "# ADR-0001 A\n\n## Decision\nKafka carries events.\n", 1.0, evidence=0.09)
+    ]
+    assert pick_extractive(cands, "Kafka events", evidence=MODEL) == []
+
+
+def test_a_linked_candidate_is_shown_high_wherever_it_ranks() -> None:
+    cands = [
+        candidate(
+            f"000{i}-x.md", f"# ADR-000{i} X\n\n## Decision\nKafka carries events {i}.\n", 1.0, evidence=0.01
+        )
+        for i in range(1, 8)
+    ]
+    picks = pick_extractive(cands, "Kafka events", evidence=MODEL, linked=frozenset({"0007-x.md"}))
+    assert [(p.candidate_index, p.relevance) for p in picks] == [(6, "high")]
 
 
 def test_a_candidate_without_summary_is_cited_with_a_proposal_sentence() -> None:

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from app.core.adr import parse_adr
-from app.core.finding_checks import adr_ids_named, judge_exclusions, known_adr_ids, verify_finding
+from app.core.finding_checks import adr_ids_named, known_adr_ids, verify_finding
 from app.core.findings import (
     ACTIONABILITIES,
     SEVERITIES,
@@ -408,29 +408,6 @@ def test_a_finding_is_verified_like_a_citation_reason(
     assert checked.section == section  # once verified: the heading the quote stands under
     if unverified == "unknown_adr":
         assert checked.unknown_ids == ("ADR-9999",)
-
-
-def test_a_fabricated_exclusion_does_not_hide_the_finding() -> None:
-    by_id = {"pm-1": finding("Timeouts block workers"), "pm-2": finding("Retries are undefined")}
-    result = judge_exclusions(
-        [
-            ("pm-1", "A slow model call blocks one worker for its whole timeout."),  # the ADR says so
-            ("pm-2", "Retries follow the platform's default policy."),  # it does not
-            ("pm-9", "A slow model call blocks one worker for its whole timeout."),  # no such finding
-        ],
-        by_id,
-        PASSAGES,
-    )
-    assert [(x.title, x.quote, x.section, x.by) for x in result.exclusions] == [
-        (
-            "Timeouts block workers",
-            "A slow model call blocks one worker for its whole timeout.",
-            "Risks",
-            "judge",
-        )
-    ]
-    assert [f.title for f in result.restored] == ["Retries are undefined"]
-    assert result.unverified == 2
 
 
 def test_own_risk_items_are_passages_a_reader_sees() -> None:

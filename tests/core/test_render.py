@@ -80,6 +80,7 @@ def english_review() -> Review:
             "high",
             "Order events are written to an outbox table in the same transaction as the order.",
             superseded_by="ADR-0008",
+            quoted_from="candidate",
         ),
         Citation(
             "ADR-0001",
@@ -88,6 +89,7 @@ def english_review() -> Review:
             "accepted",
             "med",
             "All services keep their state in one PostgreSQL cluster.",
+            quoted_from="proposal",
         ),
     )
     recall = RecallResult("llm", citations, (), None, {"not_verbatim": 1}, USAGE)
@@ -104,6 +106,7 @@ def english_review() -> Review:
             "State the delivery guarantee and make the billing consumer idempotent on the order id.",
             "delivery-semantics",
             "technical",
+            confidence=0.9,
         ),
         Finding(
             ("premortem",),
@@ -117,6 +120,7 @@ def english_review() -> Review:
             "Add a runbook and a game day before the cut-over.",
             "operability",
             "operational",
+            confidence=0.8,
         ),
         Finding(
             ("devils_advocate",),
@@ -129,6 +133,7 @@ def english_review() -> Review:
             "Keep personal data out of events or key them for crypto-shredding.",
             "privacy",
             "business_regulatory",
+            confidence=0.7,
         ),
         Finding(
             ("devils_advocate",),
@@ -140,6 +145,7 @@ def english_review() -> Review:
             "Producers fail closed when the registry is down.",
             "Cache schemas in producers.",
             "registry",
+            confidence=0.6,
         ),
     )
     blind = BlindSpotResult(
@@ -176,6 +182,7 @@ def japanese_review() -> Review:
             "accepted",
             "high",
             "run_id + gate_id + seq で「run X はどの gate で止まっているか」を 1 クエリで返せること",
+            quoted_from="candidate",
         ),
         Citation(
             "ADR-0120",
@@ -184,6 +191,7 @@ def japanese_review() -> Review:
             "accepted",
             "low",
             "durable execution (step 単位の retry・状態永続化) を基盤に委譲できる",
+            quoted_from="proposal",
         ),
     )
     recall = RecallResult("llm", citations, (), None, {}, USAGE)
@@ -199,6 +207,7 @@ def japanese_review() -> Review:
             "ロックを heartbeat で延長するか、TTL を gate の最大実行時間より長くする。",
             "lock-ttl",
             "technical",
+            confidence=0.9,
         ),
         Finding(
             ("premortem",),
@@ -211,6 +220,7 @@ def japanese_review() -> Review:
             "実測結果を ADR に追記し、CI の state サイズ回帰テストを先に入れる。",
             "do-size",
             "operational",
+            confidence=0.7,
         ),
     )
     blind = BlindSpotResult(
@@ -292,6 +302,7 @@ def many_findings_review(n: int = 400) -> Review:
             f"Gap {i}: " + "the proposal does not say what happens under load. " * 20,
             "Write it down. " * 20,
             f"g{i}",
+            confidence=0.9,
         )
         for i in range(n)
     )
@@ -348,6 +359,7 @@ def unverified_review(base: Callable[[], Review] = english_review) -> Review:
             "リスク" if ja else "Risks",
             "judge",
             ("premortem",),
+            "risks",
         ),
         Exclusion(
             "運用コストが増える" if ja else "Operating Kafka costs more than RabbitMQ",
@@ -357,13 +369,21 @@ def unverified_review(base: Callable[[], Review] = english_review) -> Review:
             "影響" if ja else "Consequences",
             "code",
             ("devils_advocate",),
+            "consequences",
         ),
     )
     blind = dataclasses.replace(
         r.blindspots,
         unverified=unverified,
         exclusions=exclusions,
-        dropped={"unverified": 2, "judge_excluded_as_covered": 1, "covered_by_adr": 1},
+        dropped={
+            "unverified": 2,
+            "judge_excluded_as_covered": 1,
+            "covered_by_adr": 1,
+            "judge_dropped": 2,
+            "judge_exclusion_off_subject": 1,
+        },
+        raised_count=9,
     )
     return dataclasses.replace(r, blindspots=blind)
 
@@ -430,6 +450,169 @@ def test_citations_table_links_to_the_base_commit() -> None:
     cells = [t.content for t in tokens if t.type == "inline"]
     assert "Superseded by ADR-0008" in cells
     assert any(c.startswith("“Order events are written") for c in cells)
+
+
+@pytest.mark.parametrize(
+    ("builder", "marked", "plain"),
+    [
+        (
+            english_review,
+            "| “All services keep their state in one PostgreSQL cluster.” _(from this proposal)_ |",
+            "| “Order events are written to an outbox table in the same transaction as the order.” |",
+        ),
+        (
+            japanese_review,
+            "| 「durable execution (step 単位の retry・状態永続化) を基盤に委譲できる」（この提案から） |",
+            "を 1 クエリで返せること」 |",
+        ),
+    ],
+)
+def test_a_reason_quoted_from_the_proposal_is_labelled_as_the_proposals(
+    builder: Callable[[], Review], marked: str, plain: str
+) -> None:
+    body = render_comment(builder(), link_base=LINK_BASE)
+    rows = [ln for ln in body.splitlines() if ln.startswith("| [ADR-")]
+    assert len(rows) == 2 and rows[0].endswith(plain) and rows[1].endswith(marked)
+
+
+def _recall_sub_line(body: str) -> str:
+    after = body.split("|:--|:--|:--|:--|:--|\n", 1)[1]
+    return next(ln for ln in after.splitlines() if ln.startswith("<sub>"))
+
+
+def _with_recall(
+    mode: str, sources: tuple[str | None, ...], *, fallback: bool = False, lang: str = "en"
+) -> Review:
+    r = english_review() if lang == "en" else japanese_review()
+    assert r.recall is not None
+    base = r.recall.citations[0]
+    citations = tuple(
+        dataclasses.replace(base, adr_id=f"ADR-00{i}", quoted_from=src)  # type: ignore[arg-type]
+        for i, src in enumerate(sources, 10)
+    )
+    recall = dataclasses.replace(
+        r.recall,
+        mode=mode,  # type: ignore[arg-type]
+        citations=citations,
+        dropped={},
+        diagnostics={"fallback_from": "llm"} if fallback else {},
+    )
+    return dataclasses.replace(r, recall=recall)
+
+
+# What the sub-line under the citations says code checked, per mode and per source of the reasons.
+CHECKED = "Code checked that each id is one of the retrieved candidates and that each reason is "
+CAP_LLM = "A reason quoted from this proposal says nothing about the ADR it is given for, so it never makes a row high."
+CAP_EXTRACTIVE = "Where marked, the ADR has no sentence to quote, so the reason is the sentence of this proposal closest to it; such a row is never high."
+NOT_CHECKED_LLM = (
+    "Code did not check that an ADR is really related: that, and its relevance, is the model's judgement."
+)
+NOT_CHECKED_EXTRACTIVE = (
+    "Code did not check that an ADR is really related; it is listed because its search evidence reached the floor"
+    " for a citation (the label says how strong it is)."
+)
+
+
+@pytest.mark.parametrize(
+    ("mode", "sources", "fallback", "expected"),
+    [
+        (
+            "llm",
+            ("candidate", "candidate"),
+            False,
+            ["Picked by the model.", CHECKED + "a verbatim quote of the ADR it cites.", NOT_CHECKED_LLM],
+        ),
+        (
+            "llm",
+            ("proposal",),
+            False,
+            [
+                "Picked by the model.",
+                CHECKED + "a verbatim quote of this proposal.",
+                CAP_LLM,
+                NOT_CHECKED_LLM,
+            ],
+        ),
+        (
+            "llm",
+            ("candidate", "proposal"),
+            False,
+            [
+                "Picked by the model.",
+                CHECKED + "a verbatim quote of the ADR it cites or, where marked, of this proposal.",
+                CAP_LLM,
+                NOT_CHECKED_LLM,
+            ],
+        ),
+        # stored before the source was kept: nothing is claimed about which text each reason is in
+        (
+            "llm",
+            ("candidate", None),
+            False,
+            [
+                "Picked by the model.",
+                CHECKED + "a verbatim quote of the ADR it cites or of this proposal.",
+                NOT_CHECKED_LLM,
+            ],
+        ),
+        (
+            "extractive",
+            ("candidate",),
+            False,
+            [
+                "Extractive recall (no model):",
+                CHECKED + "a verbatim quote of the ADR it cites.",
+                NOT_CHECKED_EXTRACTIVE,
+            ],
+        ),
+        (
+            "extractive",
+            ("proposal", "candidate"),
+            False,
+            [
+                "Extractive recall (no model):",
+                CHECKED + "a verbatim quote of the ADR it cites or, where marked, of this proposal.",
+                CAP_EXTRACTIVE,
+                NOT_CHECKED_EXTRACTIVE,
+            ],
+        ),
+        (
+            "extractive",
+            ("proposal",),
+            True,
+            [
+                "Extractive recall: the model call failed",
+                CHECKED + "a verbatim quote of this proposal.",
+                CAP_EXTRACTIVE,
+                NOT_CHECKED_EXTRACTIVE,
+            ],
+        ),
+    ],
+)
+def test_the_sub_line_says_exactly_what_code_checked(
+    mode: str, sources: tuple[str | None, ...], fallback: bool, expected: list[str]
+) -> None:
+    line = _recall_sub_line(
+        render_comment(_with_recall(mode, sources, fallback=fallback), link_base=LINK_BASE)
+    )
+    at = [line.find(part) for part in expected]
+    assert -1 not in at and at == sorted(at), line
+    for absent in {CAP_LLM, CAP_EXTRACTIVE, NOT_CHECKED_LLM, NOT_CHECKED_EXTRACTIVE} - set(expected):
+        assert absent not in line
+    assert "was checked against" not in line  # it never says the relation itself was checked
+
+
+def test_the_japanese_sub_line_says_what_code_checked() -> None:
+    line = _recall_sub_line(
+        render_comment(_with_recall("llm", ("candidate", "proposal"), lang="ja"), link_base=LINK_BASE)
+    )
+    assert (
+        "コードが確認したのは、各 ID が検索で得た候補の一つであることと、各理由がその ADR (印のあるものはこの提案) からの逐語引用であることです。"
+        in line
+    )
+    assert "その行の関連度が「高」になることはありません。" in line
+    assert "関連の有無と関連度はモデルの判断です。" in line
+    assert "照合済み" not in line
 
 
 @pytest.mark.parametrize(
@@ -624,7 +807,10 @@ def test_unverified_findings_and_exclusions_are_collapsed_apart_from_the_finding
     tokens = MD.parse(body)
     details = [t.content for t in tokens if t.type == "html_block" and t.content.startswith("<details")]
     assert "<details>\n<summary>⚠️ Not verified (2)</summary>\n" in details  # closed
-    assert "<details>\n<summary>✅ Already covered by the ADR (2)</summary>\n" in details
+    assert (
+        "<details>\n<summary>✅ Already covered by the ADR (2 · covered in Risks ×1, Consequences ×1)</summary>\n"
+        in details
+    )
     # the shown findings are still the four verified ones: the unverified are neither numbered nor counted
     assert "4 findings from" in body and "**5." not in body
     unverified_part = body.split("⚠️ Not verified")[1].split("</details>")[0]

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from app.adapters.events import parse_event
 from app.config import DEFAULT_ADR_GLOBS
+from app.core.events import read_event
 from app.core.marker import marker
 from app.core.triggers import (
     ALL_STAGES,
@@ -33,7 +33,7 @@ FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "github"
 
 def load(name: str, event: str | None = None) -> Event:
     event_name = event or name.split("__")[0].replace(".json", "")
-    return parse_event(
+    return read_event(
         event_name, json.loads((FIXTURES / name).read_text()), repo_hint="Codertocat/Hello-World"
     )
 

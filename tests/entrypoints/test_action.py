@@ -480,7 +480,13 @@ def test_a_bad_repo_config_is_a_clear_error(h: Harness) -> None:
     assert "::error file=.github/adr-review.yml,title=adr-review::" in r.stdout
     assert "adr_path: Extra inputs are not permitted" in r.stdout
     assert "not a valid adr-review config" in r.summary  # where the user looks: the job summary too
-    assert h.adr_comments() == [] and h.llm.count() == 0  # never reviewed with the defaults instead
+    # ... and on the PR, as the App says it (one plan executor): one comment, edited in place
+    (notice,) = h.adr_comments()
+    assert "path=.github/adr-review.yml" in notice["body"].splitlines()[0]
+    assert "adr_path" in notice["body"] and "could not read its configuration" in notice["body"]
+    assert h.llm.count() == 0  # never reviewed with the defaults instead
+    assert h.run("pull_request", "pull_request__opened.payload.json").code == 1
+    assert [c["id"] for c in h.adr_comments()] == [notice["id"]]
 
 
 def test_model_inputs_reach_the_llm_requests(h: Harness) -> None:

@@ -15,7 +15,16 @@ from tests.fakes.messages_server import FakeMessagesServer
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 PROPOSALS = ["0008-adopt-kafka-for-order-events.md", "0009-session-store-redis.md"]
 KEYS = {"mode", "citations", "candidates", "empty_reason", "dropped", "usage", "errors", "diagnostics"}
-CITATION_KEYS = {"adr_id", "path", "title", "status", "relevance", "relevance_reason", "superseded_by"}
+CITATION_KEYS = {
+    "adr_id",
+    "path",
+    "title",
+    "status",
+    "relevance",
+    "relevance_reason",
+    "superseded_by",
+    "quoted_from",
+}
 
 
 @pytest.fixture(autouse=True)
@@ -51,6 +60,7 @@ def test_offline_recall_is_extractive_and_verbatim(
     for c in out["citations"]:
         assert set(c) == CITATION_KEYS
         assert contains_verbatim(by_id[c["adr_id"]], c["relevance_reason"]), c
+        assert c["quoted_from"] == "candidate"
     assert out["candidates"] and "adr_id" in out["candidates"][0]
 
 
@@ -108,3 +118,25 @@ def test_human_output_shows_mode_citations_and_candidates(
     out = capsys.readouterr().out
     assert out.startswith("recall (extractive): ")
     assert "ADR-0004" in out and "embedding: offline-hash" in out
+
+
+def test_human_output_marks_a_reason_quoted_from_the_proposal() -> None:
+    from app.core.results import Citation, RecallResult, Usage
+    from app.entrypoints.commands.recall import format_citations
+
+    def cite(adr_id: str, reason: str, source: Any) -> Citation:
+        return Citation(adr_id, f"{adr_id}.md", "T", "accepted", "med", reason, quoted_from=source)
+
+    recall = RecallResult(
+        "llm",
+        (
+            cite("ADR-0001", "Its own words.", "candidate"),
+            cite("ADR-0002", "The proposal's words.", "proposal"),
+        ),
+        (),
+        None,
+        {},
+        Usage(),
+    )
+    reasons = [ln.strip() for ln in format_citations(recall).splitlines() if ln.startswith("      ")]
+    assert reasons == ['"Its own words."', '"The proposal\'s words." (from this proposal)']

@@ -196,7 +196,7 @@ class _Stream:
 
 
 def test_progress_is_a_bar_on_a_terminal_and_plain_lines_otherwise() -> None:
-    from app.entrypoints.commands.index import progress_reporter
+    from app.entrypoints.commands.common import progress_reporter
 
     tty, log = _Stream(True), _Stream(False)
     for stream in (tty, log):

@@ -203,7 +203,7 @@ def test_editing_a_prompt_makes_replay_fail_as_stale_with_rerecord_instructions(
         ("blindspot-devils-advocate/meta.yaml", lambda t: t.replace("temperature: 0.95", "temperature: 0.9")),
         (
             "blindspot-devils-advocate/output_schema.json",
-            lambda t: t.replace('"maxItems": 8', '"maxItems": 7'),
+            lambda t: t.replace('"maxItems": 5', '"maxItems": 4'),
         ),
     ],
 )

@@ -1,11 +1,13 @@
 """The GitHubPort in memory: the fake at the port for the use-case tests (the adapters have their own
-tests against `responses` and the fake GitHub server)."""
+tests against `responses` and the fake GitHub server). Which comment is ours is the product's rule
+(app/core/comments.py), never a copy; the fake only plays GitHub (ids, a refused edit is a 403)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from app.core.comments import ours_per_path, pick_comment
 from app.core.marker import read_marker
 from app.core.triggers import ChangedFile
 from app.pipeline.ports import GitHubError, PullRequestInfo, RepoComment, RepoFile
@@ -62,10 +64,8 @@ class MemoryGitHub:
         return self.files[ref][path]
 
     def find_comment(self, repo: str, number: int, adr_path: str) -> RepoComment | None:
-        """Ours (written by `me`), the newest, like the adapter's pick_comment."""
         self._call("find_comment")
-        ours = [c for c in self.comments.get(number, []) if c.marker_path == adr_path and c.author == self.me]
-        return ours[-1] if ours else None
+        return pick_comment(self.comments.get(number, []), adr_path, self.me)
 
     def pr_comments(self, repo: str, number: int) -> list[RepoComment]:
         self._call("pr_comments")
@@ -73,22 +73,11 @@ class MemoryGitHub:
 
     def our_comments(self, repo: str, number: int) -> list[RepoComment]:
         self._call("our_comments")
-        ours: dict[str, RepoComment] = {}
-        for c in self.comments.get(number, []):
-            if c.marker_path and c.author == self.me:
-                ours[c.marker_path] = c  # the newest per path
-        return list(ours.values())
+        return ours_per_path(self.comments.get(number, []), self.me)
 
     def recent_pulls(self, repo: str, since: float) -> list[int]:
         self._call("recent_pulls")
         return sorted(self.pulls, reverse=True)
-
-    def upsert_comment(self, repo: str, number: int, adr_path: str, body: str) -> tuple[RepoComment, bool]:
-        self._call("upsert_comment")
-        existing = self.find_comment(repo, number, adr_path)
-        if existing is not None and existing.id not in self.refuse_edits:
-            return self.edit_comment(repo, number, existing.id, body), False
-        return self.create_comment(repo, number, body), True
 
     def edit_comment(self, repo: str, number: int, comment_id: int, body: str) -> RepoComment:
         self._call("edit_comment")

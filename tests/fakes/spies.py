@@ -21,3 +21,20 @@ def record_pr_calls(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 
         monkeypatch.setattr(pr, name, spy)
     return seen
+
+
+def record_screens(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Wrap app.core.triggers.screen where the intake and the plan call it; one entry per call."""
+    from app.core import triggers
+    from app.pipeline import intake, pr
+
+    seen: list[str] = []
+    real = triggers.screen
+
+    def spy(event: Any) -> Any:
+        seen.append(type(event).__name__)
+        return real(event)
+
+    for module in (triggers, intake, pr):
+        monkeypatch.setattr(module, "screen", spy)
+    return seen

@@ -21,7 +21,7 @@ from app.core.results import Citation, Usage
 from app.pipeline.blindspot import CRITIC_PROMPTS, JUDGE_PROMPT, run_blindspots
 from app.pipeline.ports import LlmError, LlmRequest
 from app.pipeline.structured import StepOverrides
-from app.prompts import PromptFiles
+from app.prompts import PromptFiles, packaged
 from tests.fakes import blindspot_answers
 from tests.fakes.blindspot_answers import ALL_CATEGORIES, ad_answer, da_answer, judge_echo_answer, pm_answer
 from tests.fakes.llm import FakeLlm
@@ -92,6 +92,7 @@ def run(adr: Adr, fake: FakeLlm, **kw: Any):
     # These tests account for every finding; the noise budget's default cap (5) has its own tests.
     config = kw.pop("config", BlindSpotConfig(max_findings=20))
     seed = kw.pop("seed", 7)
+    kw.setdefault("prompts", packaged())
     return run_blindspots(adr, kw.pop("citations", CITATIONS), fake, config=config, seed=seed, **kw)
 
 
@@ -507,15 +508,31 @@ def test_judge_labels_are_normalised_not_trusted(adr: Adr) -> None:
         JUDGE,
         judge_with(
             [
-                jf("A", severity="Blocker", actionability="Revise ADR", source=["Devil's Advocate"]),
-                jf("B", severity="whatever", actionability="panic", source=["gpt-5", "PM"]),
-                jf("C", severity="LOW", actionability="Watch", source=["made-up"]),
+                jf(
+                    "A",
+                    severity="Blocker",
+                    actionability="Revise ADR",
+                    source=["Devil's Advocate"],
+                    merged_ids=["da-1"],
+                ),
+                jf(
+                    "B",
+                    severity="whatever",
+                    actionability="panic",
+                    source=["gpt-5", "PM"],
+                    merged_ids=["pm-1"],
+                ),
+                jf("C", severity="LOW", actionability="Watch", source=["made-up"], merged_ids=["da-3"]),
                 jf("D", source=["premortem"], merged_ids=["da-2", "pm-3", "zz-9"]),
+                # merged no critic finding it was shown: the Judge's own, whatever `source` claims
+                jf("E", source=["premortem"], merged_ids=["zz-1"]),
+                jf("F", source=["devils_advocate"]),
             ]
         ),
     )
     result = run(adr, fake)
     by_title = {f.title: f for f in result.findings}
+    assert by_title["E"].source == by_title["F"].source == ("judge",)
     assert (by_title["A"].severity, by_title["A"].actionability, by_title["A"].source) == (
         "critical",
         "revise_adr",
@@ -529,7 +546,7 @@ def test_judge_labels_are_normalised_not_trusted(adr: Adr) -> None:
     assert (by_title["C"].severity, by_title["C"].actionability, by_title["C"].source) == (
         "low",
         "monitor",
-        ("judge",),
+        ("devils_advocate",),  # a made-up critic name is not credited; the merged finding's critic is
     )
     # merged ids are checked against the critic findings: their sources and category are carried over
     assert by_title["D"].source == ("premortem", "devils_advocate")
@@ -549,9 +566,10 @@ def test_findings_the_adr_already_lists_are_dropped_even_if_the_judge_keeps_them
         JUDGE,
         judge_with(
             [jf("LLM provider vendor lock-in"), jf("No rollback trigger is defined")],
-            excluded=[{"id": "pm-1", "quote": "Costs grow linearly with the number of ADRs reviewed."}],
+            excluded=[{"id": "da-1", "quote": "Costs grow linearly with the number of ADRs reviewed."}],
         ),
     )
+    fake.on(DA, da_answer(["Costs grow with every ADR reviewed", "No rollback trigger", "Prompt injection"]))
     result = run(adr, fake)
     assert [f.title for f in result.findings] == ["No rollback trigger is defined"]
     assert result.dropped["covered_by_adr"] == 1
@@ -560,7 +578,7 @@ def test_findings_the_adr_already_lists_are_dropped_even_if_the_judge_keeps_them
     # both exclusions are listed, each with the ADR passage that covers it
     assert [(x.title, x.by, x.quote, x.section) for x in result.exclusions] == [
         (
-            "technical failure of the reviewer",
+            "Costs grow with every ADR reviewed",
             "judge",
             "Costs grow linearly with the number of ADRs reviewed.",
             "Consequences",
@@ -654,6 +672,9 @@ def test_the_result_survives_a_checkpoint_round_trip(adr: Adr) -> None:
     assert data["dropped"] == {
         "judge_excluded_as_covered": 0,
         "judge_exclusion_unverified": 0,
+        "judge_exclusion_not_covering": 0,
+        "judge_exclusion_off_subject": 0,
+        "judge_dropped": 0,
         "merged_duplicates": 0,
         "covered_by_adr": 0,
         "unverified": 0,
@@ -661,9 +682,10 @@ def test_the_result_survives_a_checkpoint_round_trip(adr: Adr) -> None:
     # the unverified findings and the exclusions survive it too
     judge = judge_with(
         [jf("Made up", quote="We will rewrite the ADR parser in Rust"), jf("Real one")],
-        excluded=[{"id": "pm-1", "quote": "Vendor lock-in to one LLM provider."}],
+        excluded=[{"id": "da-3", "quote": "Vendor lock-in to one LLM provider."}],
     )
-    result = run(adr, happy().on(JUDGE, judge))
+    critics = da_answer(["No cost ceiling", "No rollback trigger", "Lock-in to one vendor"])
+    result = run(adr, happy().on(JUDGE, judge).on(DA, critics))
     assert result.unverified and result.exclusions
     assert blindspots_from_dict(json.loads(json.dumps(blindspots_to_dict(result)))) == result
 
@@ -726,18 +748,19 @@ def test_an_exclusion_naming_no_real_passage_puts_the_finding_back(adr: Adr) -> 
         [jf("Something else", merged_ids=["da-1"])],
         excluded=[
             {"id": "pm-2", "quote": "Operational risks are accepted by the platform team."},  # fabricated
-            {"id": "pm-3", "quote": "Keep manual reviews only."},  # real: listed as covered
+            {"id": "da-3", "quote": "Keep manual reviews only."},  # real: listed as covered
             {"id": "da-1", "quote": "We made this up too."},  # fabricated, but merged: already shown
             {"id": "zz-9", "quote": "Keep manual reviews only."},  # no such critic finding
         ],
     )
-    result = run(adr, happy().on(JUDGE, judge))
-    titles = [f.title for f in result.findings]
-    assert "operational failure of the reviewer" in titles  # pm-2 is back
-    assert "business_regulatory failure of the reviewer" not in titles  # pm-3 stays excluded
-    assert titles.count("Something else") == 1 and "No cost ceiling" not in titles
-    assert [(x.title, x.by, x.quote) for x in result.exclusions if x.by == "judge"] == [
-        ("business_regulatory failure of the reviewer", "judge", "Keep manual reviews only.")
+    titles = ["No cost ceiling", "No rollback trigger", "Manual reviews stay only an alternative"]
+    result = run(adr, happy().on(JUDGE, judge).on(DA, da_answer(titles)))
+    shown = [f.title for f in result.findings]
+    assert "operational failure of the reviewer" in shown  # pm-2 is back
+    assert "Manual reviews stay only an alternative" not in shown  # da-3 stays excluded
+    assert shown.count("Something else") == 1 and "No cost ceiling" not in shown
+    assert [(x.title, x.by, x.quote, x.covered_in) for x in result.exclusions if x.by == "judge"] == [
+        ("Manual reviews stay only an alternative", "judge", "Keep manual reviews only.", "alternatives")
     ]
     assert result.dropped["judge_exclusion_unverified"] == 3
     assert result.dropped["judge_excluded_as_covered"] == 1

@@ -59,7 +59,9 @@ def da_through_drawn(request: LlmRequest) -> dict[str, Any]:
 
 
 def run(adr: Adr, fake: FakeLlm, seed: int = 11):
-    return run_blindspots(adr, (), fake, config=BlindSpotConfig(max_findings=20), seed=seed)
+    return run_blindspots(
+        adr, (), fake, config=BlindSpotConfig(max_findings=20), seed=seed, prompts=packaged()
+    )
 
 
 def fake_llm(judge: Any = None) -> FakeLlm:

@@ -190,7 +190,7 @@ def test_the_rendered_comment_with_boxes_and_ledger_is_a_snapshot(store: SqliteS
 
 
 def test_a_recorded_edit_payload_reads_the_body_before_and_each_delivery_is_its_own_plan() -> None:
-    from app.adapters.events import parse_event
+    from app.core.events import read_event
     from app.core.marker import marker
     from app.pipeline.intake import intake
     from tests.server.conftest import payload
@@ -198,7 +198,7 @@ def test_a_recorded_edit_payload_reads_the_body_before_and_each_delivery_is_its_
     data = payload("issue_comment__edited.payload.json")  # recorded by GitHub (tests/fixtures/github)
     data["issue"]["pull_request"] = {"url": "https://api.github.com/repos/x/y/pulls/1"}
     data["comment"]["body"] = marker("docs/adr/1.md", "k1") + "\n- [x] x <!-- adr-review:finding=aaaa0001 -->"
-    event = parse_event("issue_comment", data)
+    event = read_event("issue_comment", data)
     assert isinstance(event, CommentEvent)
     assert event.previous_body == "You are totally right! I'll get this fixed right away."
     first, again = (

@@ -15,9 +15,11 @@ from app.config import RepoConfig, RepoConfigError
 from app.core.results import RetrievalResult
 from app.core.triggers import Actor, ChangedFile, CommentEvent, Event, OtherEvent, PullRequestEvent
 from app.pipeline import pr
+from app.pipeline.carry_out import respond
 from app.pipeline.folders import FolderCache
 from app.pipeline.inline import run_inline
 from app.pipeline.ports import GitHubError, PullRequestInfo, SyncReport
+from app.prompts import packaged
 from tests.fakes.github_port import MemoryGitHub
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -67,6 +69,21 @@ def plan(event: Event, gh: MemoryGitHub, **kw: Any) -> pr.Plan:
 # --- plan: one decision per kind of event --------------------------------------------------------------
 
 
+@pytest.mark.parametrize("screened", [False, True])
+def test_a_plan_screens_its_event_once_or_not_at_all_when_the_ack_did(
+    screened: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The Action's plan screens once (a permission check decides twice, never screens twice); the
+    App's plan run trusts the webhook's screen of the same reading."""
+    from tests.fakes.spies import record_screens
+
+    screens = record_screens(monkeypatch)
+    gh = github()
+    p = plan(command("/adr-review", association="CONTRIBUTOR"), gh, screened=screened)
+    assert p.kind == "review" and "permission" in gh.calls  # decided before and after the lookup
+    assert screens == ([] if screened else ["CommentEvent"])
+
+
 @pytest.mark.parametrize(
     ("event", "kind", "in_summary"),
     [
@@ -108,7 +125,7 @@ def test_a_command_forces_new_keys_narrows_stages_and_is_acknowledged() -> None:
     (t,) = p.targets
     assert t.nonce == "comment-555" and t.stages == frozenset({"recall"})
     assert t.run_key != plain.targets[0].run_key
-    pr.respond(p, gh, REPO)
+    respond(p, gh, REPO)
     assert gh.reactions == [(555, "eyes")]
 
 
@@ -116,7 +133,7 @@ def test_a_stranger_gets_one_reply_and_no_review() -> None:
     gh = github()
     p = plan(command("/adr-review", sender=MALLORY, association="NONE"), gh)
     assert p.kind == "deny" and p.reply and not p.targets
-    pr.respond(p, gh, REPO)
+    respond(p, gh, REPO)
     [reply] = gh.comments[N]
     assert reply.body.endswith("\n" + p.reply) and reply.body.startswith("<!-- adr-review:v1 path=")
     assert gh.reactions == [(555, "confused")]
@@ -126,13 +143,13 @@ def test_a_stranger_repeating_a_command_gets_a_reaction_and_no_second_reply() ->
     """Anyone can comment: every denied `/adr-review` used to post a new "Sorry @..." (issue 16)."""
     gh = github()
     for _ in range(3):
-        pr.respond(plan(command("/adr-review", sender=MALLORY, association="NONE"), gh), gh, REPO)
+        respond(plan(command("/adr-review", sender=MALLORY, association="NONE"), gh), gh, REPO)
     assert len(gh.comments[N]) == 1 and gh.reactions == [(555, "confused")] * 3
     eve = Actor("eve", "User")
-    pr.respond(plan(command("/adr-review recall", sender=eve, association="NONE"), gh), gh, REPO)
+    respond(plan(command("/adr-review recall", sender=eve, association="NONE"), gh), gh, REPO)
     assert [c.body.count("@eve") for c in gh.comments[N]] == [0, 1]  # one explanation per user
     gh.add_comment(N, gh.comments[N][0].body, author="copycat")  # a pasted copy is not ours
-    pr.respond(plan(command("/adr-review", sender=MALLORY, association="NONE"), gh), gh, REPO)
+    respond(plan(command("/adr-review", sender=MALLORY, association="NONE"), gh), gh, REPO)
     assert len(gh.comments[N]) == 3
 
 
@@ -183,6 +200,7 @@ class NoIndex:
 def deps(gh: MemoryGitHub, **kw: Any) -> pr.RunDeps:
     cache = BlobCache()
     folders = FolderCache(lambda g, r, ref, d: load_remote_folder(g, r, ref, d, cache), lambda *_: NoIndex())
+    kw.setdefault("prompts", packaged())
     return pr.RunDeps(gh, None, folders, "https://github.com", **kw)
 
 
@@ -215,7 +233,7 @@ def test_without_write_access_the_comment_is_rendered_not_posted() -> None:
     (t,) = plan(pr_event(), gh, online=False).targets
     out = pr.run_target(t, deps(gh, writes=False))
     assert out.result == "not-posted" and out.body.startswith(f"<!-- adr-review:v1 path={KAFKA}")
-    assert "upsert_comment" not in gh.calls and "find_comment" not in gh.calls
+    assert {"create_comment", "edit_comment", "find_comment"}.isdisjoint(gh.calls)  # no write, no lookup
 
 
 def test_a_run_that_is_no_longer_current_publishes_nothing() -> None:

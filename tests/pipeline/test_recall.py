@@ -19,7 +19,7 @@ from app.core.results import Candidate, EmptyReason, RetrievalResult
 from app.core.text import contains_verbatim, tokenize
 from app.pipeline.ports import LlmError, SyncReport
 from app.pipeline.recall import PROMPT_NAME, build_query_text, recall_query, run_recall, search_query
-from app.prompts import PromptFiles
+from app.prompts import PromptFiles, packaged
 from tests.fakes.llm import FakeLlm
 from tests.fakes.messages_server import FakeMessagesServer, Reply, recall_candidates
 
@@ -38,8 +38,10 @@ class FakeIndex:
         fail: Exception | None = None,
         empty_reason: EmptyReason | None = None,
         embedding_failed: bool = False,
+        scored: bool = True,
     ) -> None:
         self.adrs = list(adrs)
+        self.scored = scored  # False: candidates come without calibrated evidence
         self.qualify = qualify
         self.fail = fail
         self.empty_reason = empty_reason
@@ -79,6 +81,8 @@ class FakeIndex:
                 fused=s / best,
                 qualified=s / best >= self.qualify and s > 0,
                 why="fake",
+                # the port's calibrated evidence: here, the share of the best overlap
+                evidence=s / best if self.scored else None,
             )
             for s, adr in scored[:top_n]
         )
@@ -155,6 +159,7 @@ def recall(
     config: RepoConfig | None = None,
     **kw: Any,
 ) -> Any:
+    kw.setdefault("prompts", packaged())
     return run_recall(proposal, index or FakeIndex(FOLDER), FOLDER, llm, config=config or RepoConfig(), **kw)
 
 
@@ -262,12 +267,13 @@ def test_llm_citations_are_verified_and_enriched(caplog: pytest.LogCaptureFixtur
         ("ADR-0020", "0020-pulsar.md", "accepted", "med", None),
     ]
     assert result.citations[0].title == "Kafka for domain events"
-    assert result.dropped == {"not_a_candidate": 1, "not_verbatim": 1}
+    # ADR-0001 (PostgreSQL) is below the evidence floor: the model was never offered it
+    assert result.dropped == {"not_a_candidate": 2}
     assert result.usage.calls == 1 and result.usage.input_tokens > 0
     assert result.diagnostics["llm_count"] == 4 and result.diagnostics["temperature"] == 0
     filtered = next(r for r in caplog.records if r.msg == "recall_pre_gate_citations_filtered")
     assert (filtered.llm_count, filtered.kept, filtered.dropped) == (4, 2, 2)  # type: ignore[attr-defined]
-    assert filtered.dropped_by_reason == {"not_a_candidate": 1, "not_verbatim": 1}  # type: ignore[attr-defined]
+    assert filtered.dropped_by_reason == {"not_a_candidate": 2}  # type: ignore[attr-defined]
     assert "prompt_loaded" in [r.msg for r in caplog.records]
 
 
@@ -320,7 +326,15 @@ def test_a_sixth_citation_and_an_unknown_relevance_are_repaired_not_fatal() -> N
         ]
     }
     llm = FakeLlm().on(PROMPT_NAME, answer)
-    result = run_recall(PROPOSAL, FakeIndex(folder, qualify=0.0), folder, llm, config=RepoConfig())
+    # unscored candidates: all seven are offered, so the model can cite a sixth
+    result = run_recall(
+        PROPOSAL,
+        FakeIndex(folder, qualify=0.0, scored=False),
+        folder,
+        llm,
+        config=RepoConfig(),
+        prompts=packaged(),
+    )
     assert len(result.citations) == 5 and {c.relevance for c in result.citations} == {"low"}
     assert result.dropped == {"over_limit": 1} and result.diagnostics["relevance_normalized"] == 6
 
@@ -412,10 +426,16 @@ def test_a_stored_answer_is_verified_against_the_current_candidates() -> None:
     recall(llm, memo=memo)
     without_kafka = [a for a in FOLDER if a is not KAFKA]
     result = run_recall(
-        PROPOSAL, FakeIndex(without_kafka), without_kafka, llm, config=RepoConfig(), memo=memo
+        PROPOSAL,
+        FakeIndex(without_kafka),
+        without_kafka,
+        llm,
+        config=RepoConfig(),
+        memo=memo,
+        prompts=packaged(),
     )
     assert [c.adr_id for c in result.citations] == ["ADR-0020"] and llm.count() == 1
-    assert result.dropped["not_a_candidate"] == 2
+    assert result.dropped["not_a_candidate"] == 3  # ADR-0012 gone, ADR-9999 unknown, ADR-0001 not offered
 
 
 def test_a_failed_call_is_not_stored_so_a_rerun_tries_again() -> None:
@@ -442,6 +462,23 @@ def test_extractive_mode_without_a_key_or_with_the_llm_off(config: RepoConfig) -
     assert "ADR-0030" not in [c.adr_id for c in result.citations]  # the ferns are not qualified
 
 
+def test_an_extractive_reason_from_the_proposal_caps_the_best_hit_at_med() -> None:
+    """The closest ADR has nothing to quote, so it is cited with the proposal's sentence: never high."""
+    empty = adr(
+        "0050-tenant-topics.md",
+        "# ADR-0050: Ordered tenant domain events, one Kafka topic partition per tenant\n\n"
+        "* Status: accepted\n\n## Decision\nTBD.\n",
+    )
+    folder = [empty, *FOLDER]
+    result = run_recall(PROPOSAL, FakeIndex(folder), folder, None, config=RepoConfig(), prompts=packaged())
+    assert result.mode == "extractive" and result.dropped == {}
+    first, *rest = result.citations
+    assert (first.adr_id, first.quoted_from, first.relevance) == ("ADR-0050", "proposal", "med")
+    assert contains_verbatim(PROPOSAL.text, first.relevance_reason)
+    assert result.diagnostics["relevance_capped"] == 1
+    assert rest and all(c.quoted_from == "candidate" for c in rest)
+
+
 def test_extractive_names_the_successor_of_a_superseded_adr() -> None:
     result = recall(None)
     kafka = next(c for c in result.citations if c.adr_id == "ADR-0012")
@@ -464,7 +501,7 @@ def test_extractive_on_the_examples_quotes_verbatim_in_english_and_japanese(
     folder = example_adrs()
     proposal = parse_adr(proposal_file, (EXAMPLES / "proposals" / proposal_file).read_bytes())
     assert proposal.language == language
-    result = run_recall(proposal, FakeIndex(folder), folder, None, config=RepoConfig())
+    result = run_recall(proposal, FakeIndex(folder), folder, None, config=RepoConfig(), prompts=packaged())
     assert result.mode == "extractive" and 1 <= len(result.citations) <= 5, result
     by_id = {a.adr_id: a for a in folder}
     for c in result.citations:
@@ -508,7 +545,7 @@ def obey_the_injection(request: Any) -> dict[str, Any]:
 def test_a_prompt_injection_adr_cannot_produce_a_citation_outside_the_candidate_set() -> None:
     folder = [*FOLDER, INJECTION]
     llm = FakeLlm().on(PROMPT_NAME, obey_the_injection)
-    result = run_recall(PROPOSAL, FakeIndex(folder), folder, llm, config=RepoConfig())
+    result = run_recall(PROPOSAL, FakeIndex(folder), folder, llm, config=RepoConfig(), prompts=packaged())
     candidate_ids = {c.adr.adr_id for c in result.candidates}
     assert "ADR-0050" in candidate_ids
     assert all(c.adr_id in candidate_ids for c in result.citations)

@@ -237,6 +237,7 @@ def deps(llm: FakeLlm | None, adrs: Sequence[Adr] | None = None, **kw: Any) -> R
         folder=adrs,
         llm=llm,
         config=kw.pop("config", RepoConfig()),
+        prompts=kw.pop("prompts", packaged()),
         link_base=kw.pop("link_base", "https://github.com/acme/shop/blob/" + "b" * 40),
         adr_dir=kw.pop("adr_dir", "examples/adr"),
         **kw,
@@ -444,6 +445,62 @@ def test_sqlite_checkpoints_survive_a_killed_process(tmp_path: Path) -> None:
 # --- ADR-level problems ------------------------------------------------------------------------------
 
 
+# A sentence of each example proposal: what a model quotes when it has no reason in the cited ADR.
+PROPOSAL_SENTENCE = {
+    KAFKA: "The Data Platform team already runs Kafka (Amazon MSK) for clickstream data and has the skills to operate it.",
+    REDIS: "期限切れ行の削除ジョブ（1 時間ごと）が長時間ロックを取り、そのたびにログインが数秒止まる",
+}
+
+
+@pytest.mark.parametrize(
+    ("path", "label", "high", "medium"),
+    [
+        (KAFKA, " _(from this proposal)_ |", "🟢 high", "🔵 medium"),
+        (REDIS, "（この提案から） |", "🟢 高", "🔵 中"),
+    ],
+)
+def test_a_high_citation_whose_reason_is_the_proposals_is_labelled_and_not_high(
+    path: str, label: str, high: str, medium: str
+) -> None:
+    """The model cites its first candidate with that ADR's words and its last, unrelated one with a
+    sentence of the proposal, both "high": the second is shown as the proposal's words, at most medium."""
+    adrs = folder()
+    by_id = {a.adr_id: a for a in adrs}
+    cited: list[str] = []
+
+    def reply(request: LlmRequest) -> dict[str, Any]:
+        listed = list(
+            dict.fromkeys(re.findall(r"^### (ADR-\d+) ", request.cacheable_prefix or "", re.MULTILINE))
+        )
+        assert len(listed) >= 2
+        cited[:] = [listed[0], listed[-1]]
+        own = _first_sentence(by_id[listed[0]].summary)
+        return {
+            "citations": [
+                {"adr_id": listed[0], "relevance": "high", "relevance_reason": own},
+                {"adr_id": listed[-1], "relevance": "high", "relevance_reason": PROPOSAL_SENTENCE[path]},
+            ]
+        }
+
+    llm = scripted_llm(adrs, language="en" if path == KAFKA else "ja")
+    llm.on(RECALL, reply)
+    review = run_review(memory(), target(path), deps(llm, adrs))
+    assert review.recall is not None and review.recall.mode == "llm" and review.recall.dropped == {}
+    assert [(c.adr_id, c.quoted_from, c.relevance) for c in review.recall.citations] == [
+        (cited[0], "candidate", "high"),
+        (cited[1], "proposal", "med"),
+    ]
+    assert review.recall.diagnostics["relevance_capped"] == 1
+
+    body = render_comment(review, link_base=None)
+    rows = {ln.split(" | ", 1)[0]: ln for ln in body.splitlines() if ln.startswith("| **ADR-")}
+    own_row, proposal_row = rows[f"| **{cited[0]}**"], rows[f"| **{cited[1]}**"]
+    assert high in own_row and not own_row.endswith(label)
+    assert medium in proposal_row and high not in proposal_row and proposal_row.endswith(label)
+    recall_part = body.split("### 🔍", 1)[0]
+    assert "every id and quoted reason was checked" not in recall_part and "照合済み" not in recall_part
+
+
 def test_a_file_that_is_not_an_adr_becomes_an_error_comment() -> None:
     store = memory()
     bad = target(adr_path="docs/adr/0010-empty.md", content=b"")
@@ -538,6 +595,20 @@ def test_review_round_trips_through_json() -> None:
     data = json.loads(json.dumps(review_to_dict(review), ensure_ascii=False))
     assert review_from_dict(data) == review
     assert dataclasses.asdict(review_from_dict(data)) == dataclasses.asdict(review)
+
+
+def test_a_review_stored_before_citations_kept_their_source_still_loads_and_claims_nothing_of_it() -> None:
+    adrs = folder()
+    review = run_review(memory(), target(), deps(scripted_llm(adrs), adrs))
+    data = json.loads(json.dumps(review_to_dict(review), ensure_ascii=False))
+    for citation in data["recall"]["citations"]:
+        assert citation.pop("quoted_from") == "candidate"
+    old = review_from_dict(data)
+    assert old.recall is not None and old.recall.citations
+    assert {c.quoted_from for c in old.recall.citations} == {None}
+    body = render_comment(old, link_base=None)
+    assert "each reason is a verbatim quote of the ADR it cites or of this proposal." in body
+    assert "(from this proposal)" not in body
 
 
 # --- the CLI: `adr-review review` --------------------------------------------------------------------

@@ -19,6 +19,7 @@ from app.adapters.github import GitHubClients, load_private_key
 from app.adapters.github.app import APP_PERMISSIONS, HookDelivery
 from app.pipeline.catchup import catch_up, to_redeliver
 from app.pipeline.ports import DeliveryLog, GitHubError
+from app.pipeline.publish import upsert_comment
 from tests.fakes.github_server import FakeGitHubServer
 
 
@@ -186,7 +187,7 @@ def test_every_request_of_a_delivery_scoped_client_carries_the_delivery_id(
     first.pull_request(REPO, 7)
     assert first.read_file(REPO, "docs/adr/0001-a.md", "main") == b"# ADR-0001"
     first.list_files(REPO, "main", ["docs/adr"])
-    first.upsert_comment(REPO, 7, "docs/adr/0001-a.md", "<!-- x -->\nbody")
+    upsert_comment(first, REPO, 7, "docs/adr/0001-a.md", "<!-- x -->\nbody")
     second = clients.for_run(42, REPO, delivery_id="guid-2")  # the cached token; its own header
     second.default_branch(REPO)
     clients.for_run(42, REPO).default_branch(REPO)  # not made for a delivery: no header

@@ -11,7 +11,6 @@ from typing import Any
 
 import pytest
 
-from app.adapters.events import parse_event
 from app.adapters.github import GitHubAdapter
 from app.adapters.remote_folder import BlobCache, load_remote_folder
 from app.adapters.state_sqlite import SqliteStateStore
@@ -57,7 +56,6 @@ def env(tmp_path: Path, gh: FakeGitHubServer) -> Iterator[dict[str, Any]]:
         llm_for=lambda _config: None,
         open_index=lambda *_: NoIndex(),
         load_folder=lambda g, repo, ref, d: load_remote_folder(g, repo, ref, d, cache),
-        parse_event=parse_event,
         prompts=PromptFiles(prompts),
     )
     pool = WorkerPool(store, AppExecutor(deps), WorkerConfig(retry_backoff_s=0), owner_prefix="t")
@@ -297,6 +295,19 @@ def test_the_app_runs_the_shared_pr_use_case(
     deliver(env["queue"], "pull_request", pr_payload(), "g1")
     drain(env["pool"])
     assert seen == ["plan", "run_target"] and len(gh.comments_on(REPO, PR)) == 1
+
+
+def test_the_screen_runs_once_per_delivery(
+    env: dict[str, Any], gh: FakeGitHubServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The webhook's intake screens the delivery; the plan run reads it with the same field map and
+    trusts that screen (PrContext.screened), so neither it nor `decide` screens again."""
+    from tests.fakes.spies import record_screens
+
+    screens = record_screens(monkeypatch)
+    deliver(env["queue"], "pull_request", pr_payload(), "g1")
+    drain(env["pool"])
+    assert screens == ["PullRequestEvent"] and len(gh.comments_on(REPO, PR)) == 1
 
 
 # --- races (issue 16) ---------------------------------------------------------------------------------

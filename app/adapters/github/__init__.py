@@ -10,7 +10,7 @@ Importing this package does not import PyGithub; building a client does.
 """
 
 from app.adapters.github.clients import GitHubClients, load_private_key
-from app.adapters.github.rest import DEFAULT_API_URL, GitHubAdapter, pick_comment
+from app.adapters.github.rest import DEFAULT_API_URL, GitHubAdapter
 from app.adapters.github.retry import RetryPolicy, retry_wait
 
 __all__ = [
@@ -19,6 +19,5 @@ __all__ = [
     "GitHubClients",
     "RetryPolicy",
     "load_private_key",
-    "pick_comment",
     "retry_wait",
 ]

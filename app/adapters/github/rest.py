@@ -5,7 +5,8 @@ GitHubClients: one repository, the App's permissions, minted and cached through 
 for a webhook delivery sends its id in `X-GitHub-Delivery` on every request. Every call runs under the
 one retry policy (retry.py); a 401 with an installation token drops the token and tries once more.
 
-Comments: one per ADR, found by the hidden marker the renderer writes. Only comments written by the
+Comments: one per ADR, found by the hidden marker the renderer writes (the rules: app/core/comments.py;
+the upsert over them: app/pipeline/publish.py). Only comments written by the
 identity of these credentials count as ours (the App's bot user `<slug>[bot]`, the Action token's user,
 `github-actions[bot]` for GITHUB_TOKEN): another bot's or a collaborator's comment that carries our
 marker is never edited, so nobody can capture the review of an ADR, nor block it with a comment we may
@@ -17,12 +18,13 @@ from __future__ import annotations
 
 import base64
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from app.adapters.github.retry import Retrier, RetryPolicy
+from app.core.comments import ours_per_path, pick_comment
 from app.core.triggers import ChangedFile
-from app.pipeline.ports import GitHubError, PullRequestInfo, RepoComment, RepoFile
+from app.pipeline.ports import PullRequestInfo, RepoComment, RepoFile
 
 if TYPE_CHECKING:
     from app.adapters.github.app import InstallationAuth
@@ -214,17 +216,13 @@ class GitHubAdapter:
         return self._login
 
     def find_comment(self, repo: str, number: int, adr_path: str) -> RepoComment | None:
-        comments = self.list_comments(repo, number)
-        return pick_comment(comments, adr_path, self.identity())
+        return pick_comment(self.list_comments(repo, number), adr_path, self.identity())
 
     def pr_comments(self, repo: str, number: int) -> list[RepoComment]:
         return self.list_comments(repo, number)
 
     def our_comments(self, repo: str, number: int) -> list[RepoComment]:
-        comments = self.list_comments(repo, number)
-        me = self.identity()
-        paths = dict.fromkeys(c.marker_path for c in comments if c.marker_path and c.author == me)
-        return [c for p in paths if p and (c := pick_comment(comments, p, me)) is not None]
+        return ours_per_path(self.list_comments(repo, number), self.identity())
 
     def recent_pulls(self, repo: str, since: float) -> list[int]:
         def get() -> list[int]:
@@ -259,29 +257,12 @@ class GitHubAdapter:
 
         return self._call(f"edit comment {comment_id}", edit)
 
-    def upsert_comment(self, repo: str, number: int, adr_path: str, body: str) -> tuple[RepoComment, bool]:
-        existing = self.find_comment(repo, number, adr_path)
-        if existing is not None:
-            try:
-                return self.edit_comment(repo, number, existing.id, body), False
-            except GitHubError as exc:
-                if exc.status not in (403, 404, 410):  # refused (not editable, deleted): ours anew
-                    raise
-        return self.create_comment(repo, number, body), True
-
     def add_reaction(self, repo: str, comment_id: int, content: str) -> None:
         def react() -> None:
             # Issue numbers do not matter for the comment's URL: /repos/o/r/issues/comments/{id}.
             self._repo(repo).get_issue(0).get_comment(comment_id).create_reaction(content)
 
         self._call(f"react {content} to comment {comment_id}", react)
-
-
-def pick_comment(comments: Iterable[RepoComment], adr_path: str, me: str) -> RepoComment | None:
-    """Our comment for this ADR: the newest that carries its marker and was written by `me` (newest:
-    after a refused edit we created a new one; that is the one we can edit)."""
-    ours = [c for c in comments if c.marker_path == adr_path and c.author == me]
-    return ours[-1] if ours else None
 
 
 def _comment(c: Any) -> RepoComment:

@@ -23,6 +23,7 @@ from app.core.adr.model import Adr, AdrLink, AdrParseError, Language, LinkKind, 
 from app.core.adr.names import canonical_id_key
 from app.core.adr.parse import decode_adr_bytes, parse_adr
 from app.core.adr.reader import ReaderBlock, ReaderKind, is_markdown_path, reader_blocks, text_reader_blocks
+from app.core.adr.sections import strip_list_marker
 from app.core.adr.vocabulary import (
     FALLBACK_HEADINGS,
     FRONT_MATTER_RELATIONS,
@@ -57,5 +58,6 @@ __all__ = [
     "normalize_status",
     "parse_adr",
     "reader_blocks",
+    "strip_list_marker",
     "text_reader_blocks",
 ]

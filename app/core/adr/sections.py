@@ -109,6 +109,12 @@ _PLAIN_SECTION_NUMBER = re.compile(r"^(?:§\s*)?\d+\.\d+")
 BULLET = re.compile(r"^\s*(?:[-*+•●・◦▪]|\d+[.)])\s+")
 
 
+def strip_list_marker(text: str) -> str:
+    """The text without one leading list marker (`* `, `- `, `1. `, `・ `): a reader sees the marker
+    as the list's bullet, not as words of the item, so a quote copied with it is the item's text."""
+    return BULLET.sub("", text, count=1)
+
+
 def scan_plain_headings(lines: list[str]) -> list[Heading]:
     """Headings of a plain-text export: short lines standing alone between blank lines."""
     out: list[Heading] = []

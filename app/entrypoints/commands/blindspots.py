@@ -104,6 +104,7 @@ def _recall(
 ) -> tuple[RecallResult | None, list[str]]:
     """Recall over the folder's (incrementally synced) index, or None with the reason when it cannot open."""
     from app.pipeline.recall import run_recall
+    from app.prompts import packaged
 
     notes: list[str] = []
     try:
@@ -115,7 +116,10 @@ def _recall(
         notes.append(f"recall skipped: the ADR index could not be opened ({type(exc).__name__}: {exc})")
         return None, notes
     notes.extend(f"not read: {e}" for e in synced.report.errors)
-    return run_recall(adr, index, synced.adrs, llm, config=config, enabled=settings.recall_enabled), notes
+    recall = run_recall(
+        adr, index, synced.adrs, llm, config=config, enabled=settings.recall_enabled, prompts=packaged()
+    )
+    return recall, notes
 
 
 def _blindspots(
@@ -123,6 +127,7 @@ def _blindspots(
 ) -> BlindSpotResult:
     from app.pipeline.blindspot import run_blindspots
     from app.pipeline.structured import StepOverrides
+    from app.prompts import packaged
 
     return run_blindspots(
         adr,
@@ -130,6 +135,7 @@ def _blindspots(
         llm,
         config=config.blindspot,
         seed=seed if seed is not None else int(adr.content_hash[:8], 16),
+        prompts=packaged(),
         overrides={name: StepOverrides.from_config(config.llm, name) for name in config.llm.prompts},
         language=config.language if config.language in ("en", "ja") else None,
     )

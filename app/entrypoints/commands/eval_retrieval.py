@@ -15,10 +15,10 @@ import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from app.entrypoints.commands.index import add_index_arguments, retrieval_config, setup_logging
+from app.entrypoints.commands.common import add_index_arguments, retrieval_config, setup_logging
 
 if TYPE_CHECKING:
-    from app.evals.retrieval import CorpusReport, Metrics
+    from app.evals.retrieval import CorpusReport, Metrics, ShownMetrics
 
 PROG = "adr-review eval retrieval"
 
@@ -39,7 +39,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     setup_logging()
     from app.entrypoints.errors import error_text
-    from app.evals.retrieval import aggregate, evaluate_corpus, find_corpora, report_json
+    from app.evals.retrieval import aggregate, aggregate_shown, evaluate_corpus, find_corpora, report_json
     from app.pipeline.ports import IndexStoreError
 
     if not args.corpus.is_dir():
@@ -90,6 +90,10 @@ def run(args: argparse.Namespace) -> int:
             payload["by_language"] = {
                 lang: {k: m.to_json() for k, m in metrics.items()} for lang, metrics in by_language.items()
             }
+            payload["shown_by_language"] = {
+                lang: aggregate_shown([r for r in reports if languages[r.name] == lang]).to_json()
+                for lang in by_language
+            }
         print(json.dumps(payload, indent=2, ensure_ascii=False))
         return status
     print(f"embedding: {reports[0].embedding}   (Recall@5 / Hit@5 / MRR, queries)")
@@ -100,7 +104,32 @@ def run(args: argparse.Namespace) -> int:
         rows += [(f"ALL {lang}", m) for lang, m in by_language.items()]
         rows.append(("ALL", aggregate(reports)))
     print(_table(rows))
+    shown_rows = [(f"{r.name} [{languages[r.name]}]", aggregate_shown([r])) for r in reports]
+    if len(reports) > 1:
+        shown_rows += [
+            (f"ALL {lang}", aggregate_shown([r for r in reports if languages[r.name] == lang]))
+            for lang in by_language
+        ]
+    print()
+    print("what the comment shows (calibrated evidence; label: rows, precision)")
+    print(_shown_table(shown_rows))
     return status
+
+
+def _shown_table(rows: list[tuple[str, ShownMetrics]]) -> str:
+    width = max(len(name) for name, _ in rows)
+    head = (
+        f"{'corpus':<{width}}  {'queries':>7}  {'shown/q':>7}  {'precision':>9}  {'hit':>5}  {'recall':>6}  "
+        f"{'high':>11}  {'med':>11}  {'low':>11}"
+    )
+    lines = [head, "-" * len(head)]
+    for name, m in rows:
+        labels = "  ".join(f"{m.labels[k][0]:>4}, {m.labels[k][1]:.3f}" for k in ("high", "med", "low"))
+        lines.append(
+            f"{name:<{width}}  {m.queries:>7}  {m.shown_per_query:>7.2f}  {m.precision:>9.3f}  "
+            f"{m.hit_rate:>5.3f}  {m.recall:>6.3f}  {labels}"
+        )
+    return "\n".join(lines)
 
 
 def _table(rows: list[tuple[str, dict[str, Metrics]]]) -> str:

@@ -12,100 +12,22 @@ import argparse
 import json
 import sys
 import time
-from collections.abc import Callable
-from pathlib import Path
-from typing import TYPE_CHECKING, Any, TextIO
 
-from app.entrypoints.commands.common import repo_config, setup_logging
-
-if TYPE_CHECKING:
-    from app.config import RetrievalConfig
+from app.entrypoints.commands.common import (
+    add_index_arguments,
+    progress_reporter,
+    retrieval_config,
+    setup_logging,
+    store_dir,
+    sync_summary,
+)
 
 PROG = "adr-review index"
-
-
-def add_index_arguments(
-    parser: argparse.ArgumentParser,
-    *,
-    adr_dir_required: bool = True,
-    store_help: str = "where the index lives (default: .adr-review/ or ADR_REVIEW_STORE_DIR)",
-) -> None:
-    """--adr-dir, --store, --embedding, --config: shared by index, recall and eval retrieval."""
-    if adr_dir_required:
-        parser.add_argument("--adr-dir", type=Path, required=True, help="folder of ADR markdown files")
-    parser.add_argument("--store", type=Path, default=None, help=store_help)
-    parser.add_argument(
-        "--embedding",
-        default=None,
-        help="offline-hash (default), default (chromadb's ONNX MiniLM, downloads a model) or "
-        "sentence-transformers:<model or path>; see docs/embeddings.md",
-    )
-    parser.add_argument(
-        "--multilingual",
-        choices=("auto", "on", "off"),
-        default=None,
-        help="the cross-language channel (the multilingual extra): auto (the default: on for folders "
-        "in more than one language), on, off; overrides retrieval.multilingual",
-    )
-    parser.add_argument("--config", type=Path, default=None, help="repo config YAML (.github/adr-review.yml)")
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
     add_index_arguments(parser)
     parser.add_argument("--json", action="store_true", help="print the sync report as JSON")
-
-
-def retrieval_config(args: argparse.Namespace) -> RetrievalConfig:
-    """--config's `retrieval:` section (defaults without one), --multilingual over it. Raises
-    ValueError with a clear message."""
-    config = repo_config(getattr(args, "config", None)).retrieval
-    if getattr(args, "multilingual", None):
-        config = config.model_copy(update={"multilingual": args.multilingual})
-    return config
-
-
-def store_dir(args: argparse.Namespace, config: RetrievalConfig) -> Path:
-    if getattr(args, "store", None):
-        return Path(args.store)
-    if config.store_dir:
-        return Path(config.store_dir)
-    from app.config import Settings
-
-    return Path(Settings().store_dir)
-
-
-def progress_reporter(label: str, stream: TextIO | None = None) -> Callable[[int, int], None]:
-    """A bar redrawn in place on an interactive terminal; otherwise a few plain log lines."""
-    out = stream or sys.stderr
-    interactive = out.isatty()
-    state = {"last": -1, "start": time.perf_counter()}
-
-    def report(done: int, total: int) -> None:
-        if total <= 0:
-            return
-        if interactive:
-            width = 30
-            filled = int(width * done / total)
-            out.write(f"\r{label}: [{'#' * filled}{'.' * (width - filled)}] {done}/{total} chunks")
-            if done >= total:
-                out.write(f" ({time.perf_counter() - state['start']:.1f}s)\n")
-            out.flush()
-            return
-        quarter = 4 * done // total
-        if quarter != state["last"] and (done == 0 or done >= total or quarter > state["last"]):
-            state["last"] = quarter
-            out.write(f"{label}: embedded {done}/{total} chunks\n")
-            out.flush()
-
-    return report
-
-
-def sync_summary(report: Any) -> str:
-    rebuilt = " (rebuilt: embedding or chunking changed)" if report.rebuilt else ""
-    return (
-        f"indexed with {report.embedding}: {report.added} added, {report.updated} updated, "
-        f"{report.removed} removed, {report.unchanged} unchanged in {report.seconds:.2f}s{rebuilt}"
-    )
 
 
 def run(args: argparse.Namespace) -> int:

@@ -20,7 +20,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from app.entrypoints.commands.index import (
+from app.entrypoints.commands.common import (
     add_index_arguments,
     progress_reporter,
     retrieval_config,
@@ -221,6 +221,7 @@ def _recall(
 ) -> RecallResult:
     from app.config import Settings
     from app.pipeline.recall import run_recall
+    from app.prompts import packaged
 
     settings = Settings()
     llm = None
@@ -228,7 +229,9 @@ def _recall(
         from app.adapters.llm import make_llm
 
         llm = make_llm(settings, repo)
-    return run_recall(proposal, index, folder, llm, config=repo, enabled=settings.recall_enabled)
+    return run_recall(
+        proposal, index, folder, llm, config=repo, enabled=settings.recall_enabled, prompts=packaged()
+    )
 
 
 def _retrieval_of(recall: RecallResult) -> RetrievalResult:
@@ -257,7 +260,9 @@ def format_citations(recall: RecallResult) -> str:
     for c in recall.citations:
         successor = f" -> superseded by {c.superseded_by}" if c.superseded_by else ""
         lines.append(f"  [{c.relevance}] {c.adr_id} {c.title} [{c.status}]{successor} ({c.path})")
-        lines.append(f'      "{c.relevance_reason}"')
+        lines.append(
+            f'      "{c.relevance_reason}"' + (" (from this proposal)" if c.quoted_from == "proposal" else "")
+        )
     if recall.dropped:
         lines.append("  dropped: " + ", ".join(f"{k} {v}" for k, v in sorted(recall.dropped.items())))
     u = recall.usage

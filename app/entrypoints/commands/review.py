@@ -92,11 +92,13 @@ def run(args: argparse.Namespace) -> int:
     from app.prompts import packaged
 
     index, folder = _index(adr_dir, args.index_dir, config, settings)
+    prompts = packaged()
     deps = ReviewDeps(
         index=index,
         folder=folder,
         llm=llm,
         config=config,
+        prompts=prompts,
         link_base=None if args.link_base == "none" else args.link_base,
         adr_dir=_display_path(adr_dir),
         llm_unavailable_reason=reason,
@@ -105,7 +107,7 @@ def run(args: argparse.Namespace) -> int:
     target = ReviewTarget(
         repo="", pr=None, head_sha="", base_sha="", adr_path=_display_path(file), content=file.read_bytes()
     )
-    key = target.key(config, packaged().hash, online=llm is not None)
+    key = target.key(config, prompts.hash, online=llm is not None)
     store = _store(args.store)
     reused: list[str] = []
     if store is not None:  # the run's lifecycle is ours: one row, running -> completed / failed

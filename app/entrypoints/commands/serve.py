@@ -17,8 +17,21 @@ import signal
 import sys
 import threading
 import time
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import uvicorn
+    from starlette.applications import Starlette
+
+    from app.adapters.github import GitHubClients
+    from app.config import AppSettings, RepoConfig, Settings
+    from app.core.adr import Adr
+    from app.core.results import RetrievalResult
+    from app.pipeline.app_runs import AppExecutor
+    from app.pipeline.ports import AdrIndex, GitHubPort, Locks, StateStore, SyncReport
+    from app.pipeline.worker import WorkerPool
 
 log = logging.getLogger("adr_review.serve")
 
@@ -142,11 +155,11 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _serve_http(
-    settings: Any,
+    settings: AppSettings,
     args: argparse.Namespace,
-    queue: Any,
-    pool: Any,
-    auth: Any,
+    queue: StateStore,
+    pool: WorkerPool | None,
+    auth: GitHubClients,
     host: str,
     port: int,
     max_attempts: int,
@@ -183,7 +196,7 @@ def _serve_http(
     server.run()
 
 
-def open_store(settings: Any, db: Path | None = None) -> tuple[Any, str]:
+def open_store(settings: AppSettings, db: Path | None = None) -> tuple[StateStore, str]:
     """The process's StateStore and where it is (for the logs, the password left out): PostgreSQL
     when ADR_REVIEW_DATABASE_URL is set, else the SQLite file."""
     if settings.database_url:
@@ -197,7 +210,7 @@ def open_store(settings: Any, db: Path | None = None) -> tuple[Any, str]:
     return SqliteStateStore(path), str(path)
 
 
-def http_config(app: Any, host: str, port: int, max_connections: int) -> Any:
+def http_config(app: Starlette, host: str, port: int, max_connections: int) -> uvicorn.Config:
     """uvicorn's settings: beyond `max_connections` open connections or requests in flight, new
     requests get 503 at once (bodies are read before their signature is checked: this, times the body
     cap, bounds the memory unauthenticated requests can take)."""
@@ -215,7 +228,7 @@ def http_config(app: Any, host: str, port: int, max_connections: int) -> Any:
     )
 
 
-def _catch_up(auth: Any, queue: Any, window_s: float) -> None:
+def _catch_up(auth: GitHubClients | None, queue: StateStore, window_s: float) -> None:
     if auth is None or not auth.has_app:
         log.info("catch_up_skipped", extra={"why": "no App credentials (ADR_REVIEW_APP_ID + private key)"})
         return
@@ -225,7 +238,7 @@ def _catch_up(auth: Any, queue: Any, window_s: float) -> None:
     print(f"CATCH-UP listed={report.listed} redelivered={len(report.redelivered)}", flush=True)
 
 
-def _app_auth(settings: Any) -> Any:
+def _app_auth(settings: AppSettings) -> GitHubClients:
     """The process's one GitHub client stack (app/adapters/github/): the App's installation tokens when
     ADR_REVIEW_APP_ID is set, a static token (ADR_REVIEW_GITHUB_TOKEN / GITHUB_TOKEN) for runs without an
     installation (local development)."""
@@ -242,26 +255,28 @@ def _app_auth(settings: Any) -> Any:
     )
 
 
-def _executor(settings: Any, base: Any, store: Any, auth: Any, max_attempts: int) -> Any:
-    from app.adapters.events import parse_event
+def _executor(
+    settings: AppSettings, base: Settings, store: StateStore, auth: GitHubClients, max_attempts: int
+) -> AppExecutor:
     from app.adapters.llm import make_llm
     from app.adapters.remote_folder import BlobCache, load_remote_folder
     from app.pipeline.app_runs import AppDeps, AppExecutor
+    from app.prompts import packaged
 
     api_url = settings.github_api_url
 
-    def github_for(installation_id: int | None, repo: str, delivery_id: str | None) -> Any:
+    def github_for(installation_id: int | None, repo: str, delivery_id: str | None) -> GitHubPort:
         """One run's GitHubPort: a token for its repository; the delivery id on every request."""
         return auth.for_run(installation_id, repo, delivery_id)
 
     cache = BlobCache()
 
-    def load_folder(gh: Any, repo: str, ref: str, adr_dir: str) -> Any:
+    def load_folder(gh: GitHubPort, repo: str, ref: str, adr_dir: str) -> tuple[list[Adr], list[str]]:
         return load_remote_folder(gh, repo, ref, adr_dir, cache)
 
     index_dir = settings.store_dir / "index"
 
-    def open_index(repo: str, adr_dir: str, config: Any) -> Any:
+    def open_index(repo: str, adr_dir: str, config: RepoConfig) -> AdrIndex:
         from app.adapters.index_open import open_index
         from app.pipeline.keys import index_slot
 
@@ -277,7 +292,7 @@ def _executor(settings: Any, base: Any, store: Any, auth: Any, max_attempts: int
         llm_for=lambda config: make_llm(base, config),
         open_index=open_index,
         load_folder=load_folder,
-        parse_event=parse_event,
+        prompts=packaged(),
         web_url=_web_url(api_url),
         recall_enabled=base.recall_enabled,
         max_attempts=max_attempts,
@@ -293,14 +308,14 @@ class _LockedIndex:
     _locks: dict[str, threading.Lock] = {}
     _guard = threading.Lock()
 
-    def __init__(self, index: Any, slot: str, store: Any) -> None:
+    def __init__(self, index: AdrIndex, slot: str, store: Locks) -> None:
         self._index = index
         self._slot = slot
         self._store = store
         with _LockedIndex._guard:
             self._lock = _LockedIndex._locks.setdefault(slot, threading.Lock())
 
-    def sync(self, adrs: Any) -> Any:
+    def sync(self, adrs: Sequence[Adr]) -> SyncReport:
         from app.pipeline.locks import StoreLocks
         from app.pipeline.worker import default_owner
 
@@ -308,9 +323,16 @@ class _LockedIndex:
         with self._lock, held(f"index:{self._slot}"):
             return self._index.sync(adrs)
 
-    def search(self, query: str, **kw: Any) -> Any:
+    def search(
+        self,
+        query: str,
+        *,
+        top_n: int = 20,
+        exclude_paths: frozenset[str] = frozenset(),
+        pool: frozenset[str] | None = None,
+    ) -> RetrievalResult:
         with self._lock:
-            return self._index.search(query, **kw)
+            return self._index.search(query, top_n=top_n, exclude_paths=exclude_paths, pool=pool)
 
 
 def _web_url(api_url: str) -> str:

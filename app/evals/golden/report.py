@@ -46,6 +46,7 @@ LABELS: Mapping[str, str] = {
     "output_language_rate": "findings written in the expected language",
     "exclusions": "exclusions (already covered by the ADR)",
     "exclusions_unverified": "Judge exclusions naming no real passage",
+    "exclusions_rejected": "Judge exclusions outside a covering section or off the subject (put back)",
     "expected_exclusions_found": "expected exclusions found",
     "dropped_by_guards": "findings dropped by the code guards",
     "severity_bounds_met": "cases within their severity bounds",

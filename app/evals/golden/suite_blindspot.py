@@ -188,6 +188,13 @@ class BlindSpotSuite:
         s.expect(not wrong, f"{len(wrong)} finding(s) not written in {language}: {wrong[:1]}")
         s.add("exclusions", len(result.exclusions))
         s.add("exclusions_unverified", result.dropped.get("judge_exclusion_unverified", 0))
+        s.add(
+            "exclusions_rejected",
+            sum(
+                result.dropped.get(k, 0)
+                for k in ("judge_exclusion_not_covering", "judge_exclusion_off_subject")
+            ),
+        )
         for want in expect.must_exclude:
             s.add("expected_exclusions")
             found = any(want.matches(x, MUST_NOT_FIND_FIELDS) for x in result.exclusions)
@@ -264,6 +271,7 @@ class BlindSpotSuite:
         if self.node == "judge":
             out["exclusions"] = t.get("exclusions", 0.0)
             out["exclusions_unverified"] = t.get("exclusions_unverified", 0.0)
+            out["exclusions_rejected"] = t.get("exclusions_rejected", 0.0)
             out["expected_exclusions_found"] = ratio(
                 t.get("expected_exclusions_found", 0.0), t.get("expected_exclusions", 0.0)
             )
