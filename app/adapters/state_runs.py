@@ -3,59 +3,25 @@ SpendLedger and RunRecords parts of the port), written once for both engines: ea
 the engine's placeholder (`_mark`: `?` for SQLite, `%s` for PostgreSQL) and runs on the cursor of the
 engine's transaction. Rows are read by column name (sqlite3.Row and psycopg's dict rows both allow it).
 
-What differs per engine stays in its connection class: the transaction, `_lock_run` (PostgreSQL takes
-the run's row; SQLite's BEGIN IMMEDIATE already serialises writers), the one state transition and the
-attempt numbering."""
+What differs per engine stays in its connection class: the transaction and `_lock_run` (PostgreSQL
+takes the run's row; SQLite's BEGIN IMMEDIATE already serialises writers); the one state transition
+and the attempt writer are state_sql.SqlTables'."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Collection, Mapping, Sequence
-from contextlib import AbstractContextManager
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping
+from typing import Any
 
-from app.adapters.state_common import KEEP, Keep, attempt_of, check_state, payload_json, run_of
+from app.adapters.state_common import attempt_of, check_state, payload_json, run_of
+from app.adapters.state_sql import SqlTables
 from app.core.results import Usage
 from app.pipeline.ports import AttemptInfo, AttemptRecord, RunRecord
 
 
-class RunsTables:
-    """Mixed into each engine's store after its connection class, which provides what is declared
-    under TYPE_CHECKING below."""
-
-    _mark: str
-
-    if TYPE_CHECKING:
-        _clock: Any
-
-        def _tx(self) -> AbstractContextManager[Any]: ...
-        def _read(self, sql: str, params: Sequence[Any] = ()) -> list[Any]: ...
-        def _ensure_row(self, cur: Any, run_key: str, meta: Mapping[str, Any] | None = None) -> None: ...
-        def _lock_run(self, cur: Any, run_key: str) -> None: ...
-        def _transition(
-            self,
-            cur: Any,
-            run_key: str,
-            to: str,
-            *,
-            from_states: Collection[str] | None,
-            holder: str | None = None,
-            take_lease: tuple[str, float] | None = None,
-            error: str | None | Keep = KEEP,
-        ) -> bool: ...
-        def _insert_attempt(
-            self,
-            cur: Any,
-            run_key: str,
-            stage: str,
-            attempt: int | None,
-            outcome: str,
-            duration_s: float,
-            usage: Usage | None,
-            error: str | None,
-            authoritative: bool,
-            owner: str | None,
-        ) -> AttemptRecord: ...
+class RunsTables(SqlTables):
+    """Mixed into each engine's store after its connection class (state_sql.SqlTables says what that
+    provides)."""
 
     # -- checkpoints and attempts ------------------------------------------------------------------------
     def get(self, run_key: str, stage: str) -> dict[str, Any] | None:

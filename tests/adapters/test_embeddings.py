@@ -11,12 +11,17 @@ from chromadb.utils.embedding_functions import config_to_embedding_function, kno
 from app.adapters.embeddings import (
     EmbeddingError,
     HashedNgramEmbedder,
-    OfflineHashEmbeddingFunction,
-    SentenceTransformersEmbeddingFunction,
+    OfflineHashEmbedding,
     canonical_name,
     embed_texts,
+    embedding_for,
     fingerprint,
     label_of,
+)
+from app.adapters.embeddings_chroma import (
+    OfflineHashEmbeddingFunction,
+    SentenceTransformersEmbeddingFunction,
+    chroma_function,
     make_embedding_function,
 )
 
@@ -107,6 +112,21 @@ def test_functions_are_registered_with_chroma_and_rebuild_from_their_config() ->
         == st.get_config()
     )
     assert label_of(make_embedding_function("default")) == "default"
+
+
+@pytest.mark.parametrize("name", ["offline-hash", "sentence-transformers:some/model"])
+def test_the_collections_function_is_the_embedder_chroma_side_alike(name: str) -> None:
+    """The index embeds queries with the chromadb-free embedder and stores chunks through Chroma's
+    wrapper: both must name the same vectors (fingerprint) and, for the offline one, give them."""
+    plain = embedding_for(name)
+    wrapped = chroma_function(plain)
+    assert (fingerprint(wrapped), label_of(wrapped)) == (fingerprint(plain), label_of(plain))
+    assert chroma_function(wrapped) is wrapped
+    if name == "offline-hash":
+        np.testing.assert_array_equal(embed_texts(wrapped, ["x y z"]), embed_texts(plain, ["x y z"]))
+    assert fingerprint(chroma_function(OfflineHashEmbedding(dim=16))) == fingerprint(
+        OfflineHashEmbedding(dim=16)
+    )
 
 
 def test_fingerprint_changes_with_the_configuration() -> None:

@@ -75,6 +75,18 @@ def test_a_dismissal_names_the_finding_by_id_within_its_pr(store: StateStore) ->
     assert dismissed == [(B, "bob", "we accept this risk, see ADR-0003")]
 
 
+def test_a_finding_ticked_and_dismissed_keeps_both(store: StateStore) -> None:
+    store.record_ledger(REPO, PR, PATH, _ledger(("1" * 16, (A, B), 0.0)))
+    assert store.record_ticks(REPO, PR, PATH, {A: True}, "alice") == [A]
+    assert store.record_dismissal(REPO, PR, A, "bob", "noise") == PATH
+    store.record_ledger(REPO, PR, PATH, _ledger(("1" * 16, (A, B), 0.0)))  # the comment re-read
+    _, findings = store.outcomes(REPO, 0, 2e9)
+    assert [(f.finding_id, f.adopted, f.adopted_by, f.dismissed, f.dismissed_by) for f in findings] == [
+        (A, True, "alice", True, "bob"),
+        (B, False, None, False, None),
+    ]
+
+
 def test_outcomes_read_one_repo_or_all_within_a_window(store: StateStore, clock: Clock) -> None:
     store.record_ledger(REPO, PR, PATH, _ledger(("1" * 16, (A,), 0.0)))
     clock.t += 86_400

@@ -11,7 +11,7 @@ import pytest
 
 from app.adapters import index as index_module
 from app.adapters.adr_files import load_adr_folder
-from app.adapters.embeddings import OfflineHashEmbeddingFunction
+from app.adapters.embeddings import OfflineHashEmbedding
 from app.adapters.index import ChromaAdrIndex
 from app.adapters.index_mirror import IndexMirror
 from app.core.chunking import ChunkParams
@@ -29,9 +29,7 @@ def write_adr(folder: Path, d: int, extra: str = "") -> None:
 
 @pytest.fixture
 def small_vectors(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(
-        index_module, "make_embedding_function", lambda name: OfflineHashEmbeddingFunction(dim=16)
-    )
+    monkeypatch.setattr(index_module, "embedding_for", lambda name: OfflineHashEmbedding(dim=16))
 
 
 def test_an_index_past_32766_chunks_reindexes_and_recalls(tmp_path: Path, small_vectors: None) -> None:

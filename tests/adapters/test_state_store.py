@@ -311,6 +311,26 @@ def test_delivery_and_runs_are_one_transaction_and_idempotent(store: StateStore)
     assert (other_hook.stored, other_hook.new_runs) == (True, 0)
 
 
+@pytest.mark.parametrize("failing_step", ["_enqueue", "_note_head"])
+def test_a_failure_after_the_delivery_row_keeps_nothing_so_the_redelivery_is_new(
+    store: StateStore, monkeypatch: pytest.MonkeyPatch, failing_step: str
+) -> None:
+    """The delivery row is the dedupe key: were it committed without its runs, GitHub's redelivery
+    would be taken for a duplicate and the review lost."""
+    runs = [spec(), spec("p1", kind="plan", adr="")]
+
+    def fail(*args: object) -> None:
+        raise RuntimeError("disk full")
+
+    monkeypatch.setattr(store, failing_step, fail)  # between the delivery row and the rest
+    with pytest.raises(RuntimeError, match="disk full"):
+        store.accept_delivery(delivery(), runs)
+    monkeypatch.undo()
+    assert (store.delivery_count(), store.items(), store.get_run("r1")) == (0, [], None)
+    retry = store.accept_delivery(delivery(), runs)
+    assert (retry.stored, retry.new_runs) == (True, 2)
+
+
 def test_stored_guids_and_delivery_payloads(store: StateStore) -> None:
     guids = [f"g{i}" for i in range(1200)]  # more than one chunk of bound parameters
     for g in guids[::100]:

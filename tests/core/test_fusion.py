@@ -58,6 +58,9 @@ def test_a_strong_lexical_lead_survives_fusion_where_rank_fusion_would_tie() -> 
         (0.2, 0.1, False, "fill-in: cosine 0.200 < 0.5, bm25 0.10 of top < 0.4"),
         (None, 0.1, False, "fill-in: no dense score"),
         (None, 0.5, True, "qualified: bm25 0.50"),
+        (0.2, 0.4, True, "qualified: bm25 0.40 of top >= 0.4"),  # exactly on the BM25 threshold
+        (0.2, 0.39, False, "fill-in: cosine 0.200 < 0.5, bm25 0.39 of top < 0.4"),  # just below it
+        (0.5, 0.1, True, "qualified: cosine 0.500 >= 0.5"),  # exactly on the cosine threshold
     ],
 )
 def test_qualification_is_an_or_gate(

@@ -110,6 +110,18 @@ ROWS = [
         10,
         (10, 5, 0, 1, 0, 0.5, 0.0, "retire:revision"),
     ),
+    # A finding both ticked and dismissed counts in both: adopted (2 of 10, on the line) and dismissed.
+    Row(
+        "ticked and dismissed",
+        [adr(revised=True)],
+        [
+            finding(0, adopted=True, dismissed=True),
+            finding(1, adopted=True),
+            *(finding(i) for i in range(2, 10)),
+        ],
+        10,
+        (10, 2, 1, 1, 1, 0.2, 1.0, "keep"),
+    ),
     # Findings whose ADR was first reviewed before the window: counted as findings, no ADR in the rate.
     Row("findings only", [], many(10, adopted=5), 10, (10, 5, 0, 0, 0, 0.5, None, "not_enough_data")),
 ]

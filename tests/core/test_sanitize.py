@@ -24,6 +24,7 @@ MD = MarkdownIt("commonmark", {"html": True}).enable("table").enable("strikethro
 
 HOSTILE = {
     "mention": "ping @octocat please",
+    "capital_mention": "ping @Octocat and @OCTOCAT please",
     "team_mention": "cc @acme/security-team now",
     "mention_after_zero_width": "@\u200boctocat and @\u2060octocat",
     "entity_mention": "&#64;octocat and &commat;octocat",
@@ -156,6 +157,9 @@ def test_a_link_target_is_always_shown(raw: str, visible: str) -> None:
     ("raw", "expected"),
     [
         ("@octocat", "@&#8203;octocat"),
+        ("@Octocat", "@&#8203;Octocat"),  # logins are case-insensitive: GitHub links this one too
+        ("@_bot", "@&#8203;_bot"),
+        ("@2fa-user", "@&#8203;2fa-user"),
         ("@acme/team", "@&#8203;acme/team"),
         ("fix #12", "fix #&#8203;12"),
         ("GH-7", "GH&#8203;-7"),

@@ -10,6 +10,7 @@ import pytest
 
 from app.config import DEFAULT_ADR_GLOBS
 from app.core.events import read_event
+from app.core.marker import marker
 from app.core.triggers import (
     ALL_STAGES,
     Actor,
@@ -191,6 +192,21 @@ def test_help_is_for_everyone() -> None:
 def test_bot_commands_are_ignored_even_from_collaborators() -> None:
     event = comment("/adr-review", sender=Actor("github-actions[bot]", "Bot"))
     assert screen(event) is not None
+    assert decide(event).kind == "ignore"
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "/adr-review",  # a command: deleting it must not run it again
+        marker("docs/adr/0001-use-kafka.md", "rk1-abc") + "\n- [x] Adopted",  # one of our comments
+    ],
+)
+def test_a_deleted_comment_is_screened_out_and_runs_nothing(body: str) -> None:
+    event = comment(body, action="deleted")
+    first = screen(event)
+    assert first is not None and first.kind == "ignore"
+    assert "issue_comment.deleted" in first.summary
     assert decide(event).kind == "ignore"
 
 

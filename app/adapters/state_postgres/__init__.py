@@ -3,8 +3,10 @@ for several web and worker processes on several hosts sharing one database.
 
 `PostgresStateStore(url)` opens a connection pool on `postgresql://user:password@host:port/db`
 (libpq's URL or key=value form; `?options=-csearch_path%3Dname` puts the tables in a schema) and applies
-the pending migrations. Claims take the run's row with `FOR UPDATE SKIP LOCKED`; leases, checkpoints
-and attempts follow the SQLite store statement for statement (state_common.py holds what they share).
+the pending migrations. Only the connection, the transactions, the run lock and the dialect are its
+own (connection.py), and its DDL (migrations.py): the statements are the SQLite store's, written once
+(app/adapters/state_queue.py, state_locks.py, state_runs.py, feedback_sql.py over state_sql.py), with
+`FOR UPDATE SKIP LOCKED` on the claim's row and a sequence for the push order (the dialect).
 Import it only when a database URL is configured: it imports psycopg.
 """
 
@@ -12,16 +14,15 @@ from __future__ import annotations
 
 from app.adapters.feedback_sql import FeedbackTables
 from app.adapters.state_common import StoreError
-from app.adapters.state_postgres.locks import LocksTables
-from app.adapters.state_postgres.queue import QueueTables
+from app.adapters.state_locks import LocksTables
+from app.adapters.state_postgres.connection import Connection
+from app.adapters.state_queue import QueueTables
 from app.adapters.state_runs import RunsTables
 
 
-class PostgresStateStore(QueueTables, LocksTables, RunsTables, FeedbackTables):
+class PostgresStateStore(Connection, QueueTables, LocksTables, RunsTables, FeedbackTables):
     """Implements app.pipeline.ports.StateStore. One instance per process, shared by its threads
     (a connection pool of `pool_size`); close it when done."""
-
-    _mark = "%s"  # the placeholder of the shared statements (state_runs, feedback_sql)
 
     def __enter__(self) -> PostgresStateStore:
         return self

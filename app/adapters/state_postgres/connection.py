@@ -1,4 +1,5 @@
-"""The PostgreSQL store's connections, transactions, clock, the state transition and the attempt writer.
+"""The PostgreSQL store's connections, transactions, clock, run lock and dialect (the statements are
+shared: app/adapters/state_sql.py and the table mixins).
 
 A psycopg 3 connection pool per store instance (worker threads, the web server's threads and the
 blind-spot critics share it); every method is one transaction. Read-modify-writes of one run take its
@@ -12,7 +13,7 @@ from __future__ import annotations
 import logging
 import re
 import time
-from collections.abc import Callable, Collection, Iterator, Mapping
+from collections.abc import Collection, Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -20,24 +21,22 @@ import psycopg
 from psycopg.rows import dict_row
 from psycopg_pool import ConnectionPool
 
-from app.adapters.state_common import (
-    ATTEMPT_COLUMNS,
-    KEEP,
-    Keep,
-    StoreError,
-    attempt_record,
-    check_outcome,
-    payload_json,
-    transition_sql,
-)
-from app.adapters.state_postgres.migrations import MigrationError, migrate
-from app.core.results import Usage
-from app.pipeline.ports import AttemptRecord
+from app.adapters.state_common import StoreError
+from app.adapters.state_migrations import MigrationError, migrate
+from app.adapters.state_postgres.migrations import LOCK_ID, MIGRATIONS
+from app.adapters.state_sql import Clock, Dialect, SqlTables
 
 log = logging.getLogger(__name__)
 
-Clock = Callable[[], float]
 Cursor = psycopg.Cursor[dict[str, Any]]
+POSTGRES = Dialect(
+    mark="%s",
+    claim_lock="FOR UPDATE OF r SKIP LOCKED",
+    next_push_order="nextval('pr_heads_push_order')",
+    migrators_lock=f"SELECT pg_advisory_xact_lock({LOCK_ID})",
+    real="DOUBLE PRECISION",
+    error=psycopg.Error,
+)
 
 
 def redact(url: str) -> str:
@@ -45,12 +44,11 @@ def redact(url: str) -> str:
     return re.sub(r"(://[^:/@]+):[^@]*@", r"\1:***@", url)
 
 
-def marks(n: int) -> str:
-    return ",".join(["%s"] * n)
+class Connection(SqlTables):
+    """Opening, migrating and transacting (the tables' statements are in the shared mixins)."""
 
-
-class Connection:
-    """Opening, migrating and transacting; the store's tables are written through this class only."""
+    _sql = POSTGRES
+    _mark = POSTGRES.mark
 
     def __init__(
         self,
@@ -76,7 +74,7 @@ class Connection:
             raise StoreError(f"cannot open the store {self.location}: {exc}") from exc
         try:
             self._clock = clock or self._database_clock()
-            migrate(self._tx)
+            migrate(self._tx, MIGRATIONS, POSTGRES)
         except psycopg.Error as exc:
             self._pool.close()
             raise StoreError(f"cannot open the store {self.location}: {exc}") from exc
@@ -115,70 +113,7 @@ class Connection:
         with self._tx() as cur:
             return cur.execute(sql, list(params)).fetchall()
 
-    def _ensure_row(self, cur: Cursor, run_key: str, meta: Mapping[str, Any] | None = None) -> None:
-        now = self._clock()
-        cur.execute(
-            """INSERT INTO runs (run_key, meta, created_at, updated_at) VALUES (%s, %s, %s, %s)
-               ON CONFLICT (run_key) DO NOTHING""",
-            (run_key, payload_json(meta or {}), now, now),
-        )
-
     def _lock_run(self, cur: Cursor, run_key: str) -> None:
         """Take the run's row for the rest of the transaction: numbering attempts and checkpoints of
         one run is then one writer at a time, whichever host it runs on."""
         cur.execute("SELECT 1 FROM runs WHERE run_key = %s FOR UPDATE", (run_key,))
-
-    def _transition(
-        self,
-        cur: Cursor,
-        run_key: str,
-        to: str,
-        *,
-        from_states: Collection[str] | None,
-        holder: str | None = None,
-        take_lease: tuple[str, float] | None = None,
-        error: str | None | Keep = KEEP,
-    ) -> bool:
-        """Every change of `runs.state` goes through here (state_common.transition_sql says how)."""
-        sql, params = transition_sql(
-            run_key,
-            to,
-            self._clock(),
-            mark="%s",
-            from_states=from_states,
-            holder=holder,
-            take_lease=take_lease,
-            error=error,
-        )
-        cur.execute(sql, params)
-        return cur.rowcount == 1
-
-    def _insert_attempt(
-        self,
-        cur: Cursor,
-        run_key: str,
-        stage: str,
-        attempt: int | None,
-        outcome: str,
-        duration_s: float,
-        usage: Usage | None,
-        error: str | None,
-        authoritative: bool,
-        owner: str | None,
-    ) -> AttemptRecord:
-        """The caller holds the run's row (`_lock_run`), so max(attempt) + 1 is this run's alone."""
-        check_outcome(outcome)
-        if attempt is None:
-            row = cur.execute(
-                "SELECT COALESCE(MAX(attempt), 0) + 1 AS n FROM attempts WHERE run_key = %s AND stage = %s",
-                (run_key, stage),
-            ).fetchone()
-            assert row is not None
-            attempt = int(row["n"])
-        now = self._clock()
-        values, record = attempt_record(
-            run_key, stage, attempt, outcome, duration_s, usage or Usage(), error, authoritative, owner, now
-        )
-        cur.execute(f"INSERT INTO attempts ({ATTEMPT_COLUMNS}) VALUES ({marks(len(values))})", values)
-        cur.execute("UPDATE runs SET updated_at = %s WHERE run_key = %s", (now, run_key))
-        return record

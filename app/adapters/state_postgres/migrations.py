@@ -1,6 +1,7 @@
 """The PostgreSQL store's one ordered list of named migrations (the SQLite store's style: each function
-registered in order with @migration, applied once in its own transaction, its name recorded in
-`_migrations`; never edit an applied one, add a new one at the end).
+registered in order with @migration, applied once in its own transaction by the shared runner
+(app/adapters/state_migrations.py), its name recorded in `_migrations`; never edit an applied one, add
+a new one at the end).
 
 The tables are the SQLite store's, column for column, so the contract (and every query a test or an
 operator writes against it) reads the same on both: times are epoch seconds (`double precision`, the
@@ -10,31 +11,16 @@ processes take one advisory lock per transaction, so they apply each migration o
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable
-from contextlib import AbstractContextManager
 from typing import Any
 
 from app.adapters import feedback_sql
+from app.adapters.state_migrations import MigrationList
+from app.adapters.state_migrations import run as _run
 
 Cursor = Any  # psycopg.Cursor[dict[str, Any]]
-Migration = Callable[[Cursor], None]
-MIGRATIONS: list[Migration] = []
+MIGRATIONS = MigrationList()
+migration = MIGRATIONS.add
 LOCK_ID = 0x616472_7276  # "adrrv": pg_advisory_xact_lock key of the migrators
-
-
-class MigrationError(RuntimeError):
-    pass
-
-
-def migration(fn: Migration) -> Migration:
-    MIGRATIONS.append(fn)
-    return fn
-
-
-def _run(cur: Cursor, *statements: str) -> None:
-    for statement in statements:
-        cur.execute(statement)
 
 
 @migration
@@ -191,30 +177,3 @@ def m006_feedback(cur: Cursor) -> None:
     """What reviewers did with the findings (issue 17): one row per reviewed ADR of a PR, one per
     finding shown (adopted, dismissed, by whom): app/adapters/feedback_sql.py."""
     _run(cur, *feedback_sql.tables("DOUBLE PRECISION"))
-
-
-def migrate(tx: Callable[[], AbstractContextManager[Cursor]]) -> list[str]:
-    """Apply the pending migrations in order, each in its own transaction from `tx` behind the
-    migrators' advisory lock; return the names applied now. MigrationError: the database was migrated
-    by a newer program (a name this list lacks)."""
-    names = [fn.__name__ for fn in MIGRATIONS]
-    with tx() as cur:
-        cur.execute("SELECT pg_advisory_xact_lock(%s)", (LOCK_ID,))
-        cur.execute(
-            "CREATE TABLE IF NOT EXISTS _migrations (name TEXT PRIMARY KEY, applied_at DOUBLE PRECISION NOT NULL)"
-        )
-        unknown = sorted({str(r["name"]) for r in cur.execute("SELECT name FROM _migrations")} - set(names))
-    if unknown:
-        raise MigrationError(f"migrated by a newer program (unknown migrations: {', '.join(unknown)})")
-    applied_now: list[str] = []
-    for fn in MIGRATIONS:
-        with tx() as cur:
-            cur.execute("SELECT pg_advisory_xact_lock(%s)", (LOCK_ID,))
-            if cur.execute("SELECT 1 FROM _migrations WHERE name = %s", (fn.__name__,)).fetchone():
-                continue
-            fn(cur)
-            cur.execute(
-                "INSERT INTO _migrations (name, applied_at) VALUES (%s, %s)", (fn.__name__, time.time())
-            )
-            applied_now.append(fn.__name__)
-    return applied_now

@@ -1,4 +1,5 @@
-"""The store's connection, transactions, the one state-transition function and the attempt writer.
+"""The SQLite store's connection, transactions, run lock and dialect (the statements are shared:
+app/adapters/state_sql.py and the table mixins).
 
 One connection per store instance behind a re-entrant lock (threads: the blind-spot critics call the
 memo concurrently, and `:memory:` is one database only through one shared connection) and
@@ -11,33 +12,26 @@ import os
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from app.adapters.state_common import (
-    ATTEMPT_COLUMNS,
-    KEEP,
-    Keep,
-    StoreError,
-    attempt_record,
-    check_outcome,
-    check_state,
-    payload_json,
-    transition_sql,
-)
-from app.adapters.state_sqlite.migrations import MigrationError, migrate
-from app.core.results import Usage
-from app.pipeline.ports import AttemptRecord
+from app.adapters.state_common import StoreError
+from app.adapters.state_migrations import MigrationError, migrate
+from app.adapters.state_sql import Clock, Dialect, SqlTables
+from app.adapters.state_sqlite.migrations import MIGRATIONS
 
-Clock = Callable[[], float]
 MEMORY = ":memory:"
-__all__ = ["KEEP", "Connection", "StoreError", "check_state", "marks", "payload_json", "private_file"]
-
-
-def marks(values: Collection[Any]) -> str:
-    return ",".join("?" * len(values))
+SQLITE = Dialect(
+    mark="?",
+    claim_lock="",
+    next_push_order="(SELECT COALESCE(MAX(push_order), 0) + 1 FROM pr_heads)",
+    migrators_lock="",
+    real="REAL",
+    error=sqlite3.Error,
+)
+__all__ = ["SQLITE", "Connection", "StoreError", "private_file"]
 
 
 def private_file(path: Path) -> None:
@@ -53,8 +47,11 @@ def private_file(path: Path) -> None:
         os.close(fd)
 
 
-class Connection:
-    """Opening, migrating and transacting; the store's tables are written through this class only."""
+class Connection(SqlTables):
+    """Opening, migrating and transacting (the tables' statements are in the shared mixins)."""
+
+    _sql = SQLITE
+    _mark = SQLITE.mark
 
     def __init__(
         self, path: str | Path = MEMORY, *, clock: Clock = time.time, busy_timeout_s: float = 30.0
@@ -80,7 +77,7 @@ class Connection:
                     raise StoreError(f"{self.location}: cannot enable WAL mode (got {mode})")
                 self._conn.execute("PRAGMA synchronous = NORMAL")
             self._conn.execute("PRAGMA foreign_keys = ON")
-            migrate(self._tx)
+            migrate(self._tx, MIGRATIONS, SQLITE)
         except sqlite3.Error as exc:  # e.g. "file is not a database": say which file
             self._conn.close()
             raise StoreError(f"cannot open the store {self.location}: {exc}") from exc
@@ -122,66 +119,5 @@ class Connection:
             rows: list[sqlite3.Row] = self._conn.execute(sql, params).fetchall()
             return rows
 
-    def _ensure_row(self, cur: sqlite3.Cursor, run_key: str, meta: Mapping[str, Any] | None = None) -> None:
-        now = self._clock()
-        cur.execute(
-            "INSERT OR IGNORE INTO runs (run_key, meta, created_at, updated_at) VALUES (?, ?, ?, ?)",
-            (run_key, payload_json(meta or {}), now, now),
-        )
-
     def _lock_run(self, cur: sqlite3.Cursor, run_key: str) -> None:
         """Nothing to take: BEGIN IMMEDIATE already makes this transaction the one writer."""
-
-    def _transition(
-        self,
-        cur: sqlite3.Cursor,
-        run_key: str,
-        to: str,
-        *,
-        from_states: Collection[str] | None,
-        holder: str | None = None,
-        take_lease: tuple[str, float] | None = None,
-        error: str | None | Keep = KEEP,
-    ) -> bool:
-        """Every change of `runs.state` goes through here (state_common.transition_sql says how).
-        True when the run moved."""
-        sql, params = transition_sql(
-            run_key,
-            to,
-            self._clock(),
-            mark="?",
-            from_states=from_states,
-            holder=holder,
-            take_lease=take_lease,
-            error=error,
-        )
-        cur.execute(sql, params)
-        return cur.rowcount == 1
-
-    def _insert_attempt(
-        self,
-        cur: sqlite3.Cursor,
-        run_key: str,
-        stage: str,
-        attempt: int | None,
-        outcome: str,
-        duration_s: float,
-        usage: Usage | None,
-        error: str | None,
-        authoritative: bool,
-        owner: str | None,
-    ) -> AttemptRecord:
-        check_outcome(outcome)
-        if attempt is None:
-            row = cur.execute(
-                "SELECT COALESCE(MAX(attempt), 0) + 1 FROM attempts WHERE run_key = ? AND stage = ?",
-                (run_key, stage),
-            ).fetchone()
-            attempt = int(row[0])
-        now = self._clock()
-        values, record = attempt_record(
-            run_key, stage, attempt, outcome, duration_s, usage or Usage(), error, authoritative, owner, now
-        )
-        cur.execute(f"INSERT INTO attempts ({ATTEMPT_COLUMNS}) VALUES ({marks(values)})", values)
-        cur.execute("UPDATE runs SET updated_at = ? WHERE run_key = ?", (now, run_key))
-        return record

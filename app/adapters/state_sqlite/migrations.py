@@ -1,7 +1,7 @@
 """The store's one ordered list of named migrations (the model: simonw/llm's migrations.py).
 
 Each function is registered in order with @migration, applied once in its own transaction, and its
-name recorded in `_migrations`. Never edit an applied migration: add a new one at the end. The DDL is
+name recorded in `_migrations` (app/adapters/state_migrations.py, the runner both engines share). Never edit an applied migration: add a new one at the end. The DDL is
 spelled out literally (not built from RUN_STATES) so a migration means the same thing forever.
 
 The first migrations adopt files written before this list existed: the checkpoint store's tables
@@ -12,28 +12,13 @@ missing, so an old file keeps its rows and simply gets its names recorded.
 from __future__ import annotations
 
 import sqlite3
-import time
-from collections.abc import Callable
-from contextlib import AbstractContextManager
 
 from app.adapters import feedback_sql
+from app.adapters.state_migrations import MigrationList
+from app.adapters.state_migrations import run as _run
 
-Migration = Callable[[sqlite3.Cursor], None]
-MIGRATIONS: list[Migration] = []
-
-
-class MigrationError(RuntimeError):
-    pass
-
-
-def migration(fn: Migration) -> Migration:
-    MIGRATIONS.append(fn)
-    return fn
-
-
-def _run(cur: sqlite3.Cursor, *statements: str) -> None:
-    for statement in statements:
-        cur.execute(statement)
+MIGRATIONS = MigrationList()
+migration = MIGRATIONS.add
 
 
 @migration
@@ -206,27 +191,3 @@ def m007_feedback(cur: sqlite3.Cursor) -> None:
     """What reviewers did with the findings (issue 17): one row per reviewed ADR of a PR, one per
     finding shown (adopted, dismissed, by whom): app/adapters/feedback_sql.py."""
     _run(cur, *feedback_sql.tables("REAL"))
-
-
-def migrate(tx: Callable[[], AbstractContextManager[sqlite3.Cursor]]) -> list[str]:
-    """Apply the pending migrations in order, each in a write transaction from `tx`; return the names
-    applied now. MigrationError: the file was migrated by a newer program (a name this list lacks)."""
-    names = [fn.__name__ for fn in MIGRATIONS]
-    with tx() as cur:
-        cur.execute(
-            "CREATE TABLE IF NOT EXISTS _migrations (name TEXT PRIMARY KEY, applied_at REAL NOT NULL)"
-        )
-        unknown = sorted({str(r[0]) for r in cur.execute("SELECT name FROM _migrations")} - set(names))
-    if unknown:
-        raise MigrationError(f"migrated by a newer program (unknown migrations: {', '.join(unknown)})")
-    applied_now: list[str] = []
-    for fn in MIGRATIONS:
-        with tx() as cur:  # re-read inside the write lock: another process may have applied it
-            if cur.execute("SELECT 1 FROM _migrations WHERE name = ?", (fn.__name__,)).fetchone():
-                continue
-            fn(cur)
-            cur.execute(
-                "INSERT INTO _migrations (name, applied_at) VALUES (?, ?)", (fn.__name__, time.time())
-            )
-            applied_now.append(fn.__name__)
-    return applied_now

@@ -1,4 +1,5 @@
-"""Deliveries and the App's queue (the RunQueue part of the port).
+"""Deliveries, the App's queue and the push order (the RunQueue part of the port), written once for
+both engines over their dialect (state_sql.Dialect).
 
 `deliveries` is the webhook's dedupe key; `queue` holds what a worker needs to execute a run, its
 bounded attempt counter, back-off, last stage progress (the watchdog's clock) and the
@@ -9,7 +10,6 @@ rows are written in one transaction.
 from __future__ import annotations
 
 import json
-import sqlite3
 from collections.abc import Collection, Sequence
 from typing import Any
 
@@ -20,21 +20,25 @@ from app.adapters.state_common import (
     TERMINAL_SQL,
     health_facts,
     item_of,
+    payload_json,
 )
-from app.adapters.state_sqlite.connection import Connection, marks, payload_json
+from app.adapters.state_sql import SqlTables
 from app.pipeline.ports import TERMINAL_STATES
 from app.pipeline.queue import Accepted, Delivery, QueueItem, RunSpec
 
+GUID_CHUNK = 500  # placeholders per IN (...): under SQLite's oldest limit of 999
 
-class QueueTables(Connection):
+
+class QueueTables(SqlTables):
     # -- webhook side ------------------------------------------------------------------------------------
     def accept_delivery(self, delivery: Delivery, runs: Sequence[RunSpec]) -> Accepted:
+        m = self._sql.mark
         with self._tx() as cur:
             now = self._clock()
             cur.execute(
-                """INSERT OR IGNORE INTO deliveries (hook_id, delivery_id, event, action, installation_id,
+                f"""INSERT INTO deliveries (hook_id, delivery_id, event, action, installation_id,
                        repo, received_at, body_sha256, payload, run_keys)
-                   VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
+                    VALUES ({self._sql.marks(10)}) ON CONFLICT (hook_id, delivery_id) DO NOTHING""",
                 (
                     delivery.hook_id,
                     delivery.delivery_id,
@@ -50,14 +54,10 @@ class QueueTables(Connection):
             )
             if cur.rowcount != 1:
                 key = (delivery.hook_id, delivery.delivery_id)
-                cur.execute(
-                    "UPDATE deliveries SET duplicates = duplicates + 1 WHERE hook_id = ? AND delivery_id = ?",
-                    key,
-                )
-                row = cur.execute(
-                    "SELECT run_keys FROM deliveries WHERE hook_id = ? AND delivery_id = ?", key
-                ).fetchone()
-                return Accepted(False, tuple(json.loads(row[0])), 0)
+                where = f"WHERE hook_id = {m} AND delivery_id = {m}"
+                cur.execute(f"UPDATE deliveries SET duplicates = duplicates + 1 {where}", key)
+                row = cur.execute(f"SELECT run_keys FROM deliveries {where}", key).fetchone()
+                return Accepted(False, tuple(json.loads(row["run_keys"])), 0)
             new = self._enqueue(cur, runs, delivery, now)
             for r in runs:
                 if r.kind == "plan" and r.head_sha:  # a push (or an open) of this head arrived now
@@ -68,9 +68,9 @@ class QueueTables(Connection):
         with self._tx() as cur:
             return self._enqueue(cur, runs, None, self._clock())
 
-    def _enqueue(self, cur: sqlite3.Cursor, runs: Sequence[RunSpec], d: Delivery | None, now: float) -> int:
+    def _enqueue(self, cur: Any, runs: Sequence[RunSpec], d: Delivery | None, now: float) -> int:
         new = 0
-        for r in runs:
+        for r in sorted(runs, key=lambda r: r.run_key):  # one row order for every writer: no deadlock
             meta = {
                 "kind": r.kind,
                 "repo": r.repo,
@@ -80,9 +80,9 @@ class QueueTables(Connection):
             }
             self._ensure_row(cur, r.run_key, meta)
             cur.execute(
-                """INSERT OR IGNORE INTO queue (run_key, kind, installation_id, repo, pr_number, adr_path,
-                       head_sha, spec, parent_key, hook_id, delivery_id, enqueued_at, not_before, max_attempts)
-                   VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
+                f"""INSERT INTO queue (run_key, kind, installation_id, repo, pr_number, adr_path, head_sha,
+                       spec, parent_key, hook_id, delivery_id, enqueued_at, not_before, max_attempts)
+                    VALUES ({self._sql.marks(14)}) ON CONFLICT (run_key) DO NOTHING""",
                 (
                     r.run_key,
                     r.kind,
@@ -105,53 +105,59 @@ class QueueTables(Connection):
 
     def stored_guids(self, guids: Sequence[str]) -> set[str]:
         found: set[str] = set()
-        chunk = 500
-        for i in range(0, len(guids), chunk):
-            part = list(guids[i : i + chunk])
+        for i in range(0, len(guids), GUID_CHUNK):
+            part = list(guids[i : i + GUID_CHUNK])
             rows = self._read(
-                f"SELECT DISTINCT delivery_id FROM deliveries WHERE delivery_id IN ({marks(part)})", part
+                f"SELECT DISTINCT delivery_id FROM deliveries WHERE delivery_id IN ({self._sql.marks(len(part))})",
+                part,
             )
-            found.update(str(r[0]) for r in rows)
+            found.update(str(r["delivery_id"]) for r in rows)
         return found
 
     def delivery_payload(self, hook_id: str | None, delivery_id: str | None) -> str | None:
+        m = self._sql.mark
         rows = self._read(
-            "SELECT payload FROM deliveries WHERE hook_id = ? AND delivery_id = ?", (hook_id, delivery_id)
+            f"SELECT payload FROM deliveries WHERE hook_id = {m} AND delivery_id = {m}",
+            (hook_id, delivery_id),
         )
-        return str(rows[0][0]) if rows else None
+        return str(rows[0]["payload"]) if rows else None
 
     def delivery_count(self) -> int:
-        return int(self._read("SELECT COUNT(*) FROM deliveries")[0][0])
+        return int(self._read("SELECT COUNT(*) AS n FROM deliveries")[0]["n"])
 
     # -- worker side -------------------------------------------------------------------------------------
     def due(self, limit: int = 10) -> list[QueueItem]:
         """Plans first: they are cheap, and a plan for a newer head cancels the queued reviews it
         supersedes before anyone pays for them."""
-        now = self._clock()
+        now, m = self._clock(), self._sql.mark
         rows = self._read(
             f"""{SELECT_ITEM}
-                WHERE r.state IN ('queued', 'running') AND q.not_before <= ?
-                  AND (r.lease_owner IS NULL OR r.lease_expires_at <= ?)
-                ORDER BY q.kind = 'plan' DESC, q.enqueued_at, q.run_key LIMIT ?""",
+                WHERE r.state IN ('queued', 'running') AND q.not_before <= {m}
+                  AND (r.lease_owner IS NULL OR r.lease_expires_at <= {m})
+                ORDER BY q.kind = 'plan' DESC, q.enqueued_at, q.run_key LIMIT {m}""",
             (now, now, limit),
         )
         return [item_of(r) for r in rows]
 
     def item(self, run_key: str) -> QueueItem | None:
-        rows = self._read(f"{SELECT_ITEM} WHERE q.run_key = ?", (run_key,))
+        rows = self._read(f"{SELECT_ITEM} WHERE q.run_key = {self._sql.mark}", (run_key,))
         return item_of(rows[0]) if rows else None
 
     def items(self) -> list[QueueItem]:
         return [item_of(r) for r in self._read(f"{SELECT_ITEM} ORDER BY q.enqueued_at, q.run_key")]
 
     def claim(self, run_key: str, owner: str, ttl_s: float) -> QueueItem | None:
+        """Takes the run's row first (the dialect's claim lock): on PostgreSQL a worker that finds it
+        taken by another claimer (or by a write of the run's holder) gives up at once instead of
+        queueing behind it."""
+        m = self._sql.mark
         with self._tx() as cur:
             prev = cur.execute(
-                """SELECT r.state, r.lease_owner, q.attempts FROM queue q JOIN runs r USING (run_key)
-                   WHERE q.run_key = ?""",
+                f"""SELECT r.state, r.lease_owner, q.attempts FROM runs r JOIN queue q USING (run_key)
+                    WHERE r.run_key = {m} {self._sql.claim_lock}""",
                 (run_key,),
             ).fetchone()
-            if prev is None:  # not a queued run: nothing to claim
+            if prev is None:  # not a queued run, or someone holds its row right now
                 return None
             if not self._transition(cur, run_key, "running", from_states=ACTIVE, take_lease=(owner, ttl_s)):
                 return None
@@ -163,56 +169,65 @@ class QueueTables(Connection):
                 error = f"lease_expired: attempt {n} by {dead} ended without a result"
                 self._insert_attempt(cur, run_key, "run", None, "failed", 0.0, None, error, False, owner)
             cur.execute(
-                "UPDATE queue SET attempts = attempts + 1, progress_at = ? WHERE run_key = ?", (now, run_key)
+                f"UPDATE queue SET attempts = attempts + 1, progress_at = {m} WHERE run_key = {m}",
+                (now, run_key),
             )
-            row = cur.execute(f"{SELECT_ITEM} WHERE q.run_key = ?", (run_key,)).fetchone()
+            row = cur.execute(f"{SELECT_ITEM} WHERE q.run_key = {m}", (run_key,)).fetchone()
         return item_of(row)
 
     def renew(self, run_key: str, owner: str, ttl_s: float) -> bool:
+        m = self._sql.mark
         with self._tx() as cur:
             now = self._clock()
             cur.execute(
-                f"""UPDATE runs SET lease_expires_at = ?, updated_at = ?
-                    WHERE run_key = ? AND lease_owner = ? AND state NOT IN ({TERMINAL_SQL})""",
+                f"""UPDATE runs SET lease_expires_at = {m}, updated_at = {m}
+                    WHERE run_key = {m} AND lease_owner = {m} AND state NOT IN ({TERMINAL_SQL})""",
                 (now + ttl_s, now, run_key, owner),
             )
-            return cur.rowcount == 1
+            return bool(cur.rowcount == 1)
 
     def release(self, run_key: str, owner: str) -> None:
+        m = self._sql.mark
         with self._tx() as cur:
             cur.execute(
-                "UPDATE runs SET lease_owner = NULL, lease_expires_at = NULL WHERE run_key = ? AND lease_owner = ?",
+                f"""UPDATE runs SET lease_owner = NULL, lease_expires_at = NULL
+                    WHERE run_key = {m} AND lease_owner = {m}""",
                 (run_key, owner),
             )
 
     def progress(self, run_key: str) -> None:
+        m = self._sql.mark
         with self._tx() as cur:
-            cur.execute("UPDATE queue SET progress_at = ? WHERE run_key = ?", (self._clock(), run_key))
+            cur.execute(f"UPDATE queue SET progress_at = {m} WHERE run_key = {m}", (self._clock(), run_key))
 
     def finish(self, run_key: str, owner: str, state: str, error: str | None = None) -> bool:
         if state not in TERMINAL_STATES:
             raise ValueError(f"finish needs a terminal state, not {state!r}")
+        m = self._sql.mark
         with self._tx() as cur:
             done = self._transition(cur, run_key, state, from_states=("running",), holder=owner, error=error)
             if done and error:
-                cur.execute("UPDATE queue SET last_error = ? WHERE run_key = ?", (error, run_key))
+                cur.execute(f"UPDATE queue SET last_error = {m} WHERE run_key = {m}", (error, run_key))
             return done
 
     def retry_later(self, run_key: str, owner: str, error: str, delay_s: float) -> bool:
+        m = self._sql.mark
         with self._tx() as cur:
             if not self._transition(
                 cur, run_key, "queued", from_states=("running",), holder=owner, error=error
             ):
                 return False
             cur.execute(
-                "UPDATE queue SET last_error = ?, not_before = ? WHERE run_key = ?",
+                f"UPDATE queue SET last_error = {m}, not_before = {m} WHERE run_key = {m}",
                 (error, self._clock() + delay_s, run_key),
             )
             return True
 
     def exhausted(self, run_key: str) -> bool:
-        rows = self._read("SELECT attempts >= max_attempts FROM queue WHERE run_key = ?", (run_key,))
-        return bool(rows and rows[0][0])
+        rows = self._read(
+            f"SELECT attempts >= max_attempts AS done FROM queue WHERE run_key = {self._sql.mark}", (run_key,)
+        )
+        return bool(rows and rows[0]["done"])
 
     def cancel_superseded(
         self,
@@ -223,10 +238,11 @@ class QueueTables(Connection):
         reason: str,
         keep: Collection[str] = (),
     ) -> list[str]:
-        where = "q.repo = ? AND q.pr_number = ? AND q.head_sha != '' AND q.head_sha != ?"
+        m = self._sql.mark
+        where = f"q.repo = {m} AND q.pr_number = {m} AND q.head_sha != '' AND q.head_sha != {m}"
         params: list[Any] = [repo, pr_number, head_sha]
         if adr_path is not None:
-            where += " AND q.adr_path = ?"
+            where += f" AND q.adr_path = {m}"
             params.append(adr_path)
         with self._tx() as cur:
             order = self._order_of(cur, repo, pr_number, head_sha)
@@ -234,76 +250,87 @@ class QueueTables(Connection):
                 f"""SELECT q.run_key FROM queue q JOIN runs r ON r.run_key = q.run_key
                     LEFT JOIN pr_heads h
                       ON h.repo = q.repo AND h.pr_number = q.pr_number AND h.head_sha = q.head_sha
-                    WHERE {where} AND COALESCE(h.push_order, 0) < ?
+                    WHERE {where} AND COALESCE(h.push_order, 0) < {m}
                       AND r.state IN ('queued', 'running') ORDER BY q.run_key""",
                 [*params, order],
             ).fetchall()
-            keys = [str(r[0]) for r in rows if str(r[0]) not in keep and self._cancel(cur, str(r[0]), reason)]
-        return keys
+            keys = [str(r["run_key"]) for r in rows]
+            return [k for k in keys if k not in keep and self._cancel(cur, k, reason)]
 
     def cancel(self, run_key: str, reason: str) -> bool:
         with self._tx() as cur:
             return self._cancel(cur, run_key, reason)
+
+    def _cancel(self, cur: Any, run_key: str, reason: str) -> bool:
+        if not self._transition(cur, run_key, "cancelled", from_states=ACTIVE, error=reason):
+            return False
+        m = self._sql.mark
+        cur.execute(f"UPDATE queue SET cancel_reason = {m} WHERE run_key = {m}", (reason, run_key))
+        return True
+
+    def state(self, run_key: str) -> str | None:
+        rows = self._read(f"SELECT state FROM runs WHERE run_key = {self._sql.mark}", (run_key,))
+        return str(rows[0]["state"]) if rows else None
+
+    def watchdog(self, stall_after_s: float) -> list[str]:
+        err = f"stalled_by_watchdog: no stage progress for {stall_after_s:.0f} s"
+        m = self._sql.mark
+        with self._tx() as cur:
+            rows = cur.execute(
+                f"""SELECT q.run_key FROM queue q JOIN runs r ON r.run_key = q.run_key
+                    WHERE r.state = 'running' AND COALESCE(q.progress_at, q.enqueued_at) < {m}
+                    ORDER BY q.run_key""",
+                (self._clock() - stall_after_s,),
+            ).fetchall()
+            keys = []
+            for r in rows:
+                key = str(r["run_key"])
+                if self._transition(cur, key, "failed", from_states=("running",), error=err):
+                    cur.execute(
+                        f"UPDATE queue SET stalled_by_watchdog = 1, last_error = {m} WHERE run_key = {m}",
+                        (err, key),
+                    )
+                    keys.append(key)
+        return keys
 
     # -- push order --------------------------------------------------------------------------------------
     def push_order(self, repo: str, pr_number: int, head_sha: str) -> int:
         with self._tx() as cur:
             return self._order_of(cur, repo, pr_number, head_sha)
 
-    def _order_of(self, cur: sqlite3.Cursor, repo: str, pr_number: int, head_sha: str) -> int:
+    def _order_of(self, cur: Any, repo: str, pr_number: int, head_sha: str) -> int:
+        """The head's number; a head not seen before gets the next one (it arrived now)."""
+        return self._number_head(cur, repo, pr_number, head_sha, self._clock(), renumber=False)
+
+    def _note_head(self, cur: Any, repo: str, pr_number: int, head_sha: str, now: float) -> int:
+        """The head arrived now: the next number, even if it was seen before (one sequence for every PR)."""
+        return self._number_head(cur, repo, pr_number, head_sha, now, renumber=True)
+
+    def _number_head(
+        self, cur: Any, repo: str, pr_number: int, head_sha: str, now: float, *, renumber: bool
+    ) -> int:
+        m = self._sql.mark
+        on_conflict = (
+            "DO UPDATE SET push_order = excluded.push_order, seen_at = excluded.seen_at"
+            if renumber
+            else "DO NOTHING"
+        )
+        cur.execute(
+            f"""INSERT INTO pr_heads (repo, pr_number, head_sha, push_order, seen_at)
+                VALUES ({m}, {m}, {m}, {self._sql.next_push_order}, {m})
+                ON CONFLICT (repo, pr_number, head_sha) {on_conflict}""",
+            (repo, pr_number, head_sha, now),
+        )
         row = cur.execute(
-            "SELECT push_order FROM pr_heads WHERE repo = ? AND pr_number = ? AND head_sha = ?",
+            f"SELECT push_order FROM pr_heads WHERE repo = {m} AND pr_number = {m} AND head_sha = {m}",
             (repo, pr_number, head_sha),
         ).fetchone()
-        if row is not None:
-            return int(row[0])
-        return self._note_head(cur, repo, pr_number, head_sha, self._clock())
-
-    def _note_head(self, cur: sqlite3.Cursor, repo: str, pr_number: int, head_sha: str, now: float) -> int:
-        """The head arrived now: the next number (one sequence for every PR; BEGIN IMMEDIATE orders it)."""
-        order = int(cur.execute("SELECT COALESCE(MAX(push_order), 0) + 1 FROM pr_heads").fetchone()[0])
-        cur.execute(
-            """INSERT INTO pr_heads (repo, pr_number, head_sha, push_order, seen_at) VALUES (?, ?, ?, ?, ?)
-               ON CONFLICT (repo, pr_number, head_sha) DO UPDATE SET push_order = excluded.push_order,
-                   seen_at = excluded.seen_at""",
-            (repo, pr_number, head_sha, order, now),
-        )
-        return order
-
-    def _cancel(self, cur: sqlite3.Cursor, run_key: str, reason: str) -> bool:
-        if not self._transition(cur, run_key, "cancelled", from_states=ACTIVE, error=reason):
-            return False
-        cur.execute("UPDATE queue SET cancel_reason = ? WHERE run_key = ?", (reason, run_key))
-        return True
-
-    def state(self, run_key: str) -> str | None:
-        rows = self._read("SELECT state FROM runs WHERE run_key = ?", (run_key,))
-        return str(rows[0][0]) if rows else None
-
-    def watchdog(self, stall_after_s: float) -> list[str]:
-        err = f"stalled_by_watchdog: no stage progress for {stall_after_s:.0f} s"
-        with self._tx() as cur:
-            rows = cur.execute(
-                """SELECT q.run_key FROM queue q JOIN runs r ON r.run_key = q.run_key
-                   WHERE r.state = 'running' AND COALESCE(q.progress_at, q.enqueued_at) < ?
-                   ORDER BY q.run_key""",
-                (self._clock() - stall_after_s,),
-            ).fetchall()
-            keys = []
-            for r in rows:
-                key = str(r[0])
-                if self._transition(cur, key, "failed", from_states=("running",), error=err):
-                    cur.execute(
-                        "UPDATE queue SET stalled_by_watchdog = 1, last_error = ? WHERE run_key = ?",
-                        (err, key),
-                    )
-                    keys.append(key)
-        return keys
+        return int(row["push_order"])
 
     # -- health ------------------------------------------------------------------------------------------
     def health(self) -> dict[str, Any]:
         """Reads only: one query (an unauthenticated request must not make the store write)."""
         try:
             return health_facts(self._read(HEALTH_SQL), self._clock(), True, None)
-        except sqlite3.Error as exc:
+        except self._sql.error as exc:
             return health_facts([], self._clock(), False, str(exc))

@@ -1,0 +1,74 @@
+"""A recall process on a fresh index reads the index mirror and never imports chromadb (issue 25,
+item 7: `import chromadb` alone was half of a 644-ADR recall process). The probe runs the real CLI in
+a child interpreter; the same probe after a change to the folder must see chromadb, or it proves
+nothing."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from app.adapters import chroma_store
+from app.adapters.index_open import ensure_synced, open_index_for
+
+PROBE = (
+    "import contextlib, io, sys\n"
+    "from app.cli import main\n"
+    "with contextlib.redirect_stdout(io.StringIO()):\n"
+    "    code = main(sys.argv[1:])\n"
+    "print('EXIT=%s CHROMADB=%s' % (code, 'chromadb' in sys.modules))\n"
+)
+
+
+def recall_in_child(folder: Path, store: Path) -> str:
+    args = ["recall", "--adr-dir", str(folder), "--store", str(store), "--text", "Kafka events", "--offline"]
+    out = subprocess.run(
+        [sys.executable, "-c", PROBE, *args], capture_output=True, text=True, check=True, timeout=120
+    ).stdout
+    return out.strip().splitlines()[-1]
+
+
+def write_settled(path: Path, text: str) -> None:
+    """A file written a minute ago: the parse cache trusts only mtimes older than its racy window."""
+    path.write_text(text)
+    old = time.time() - 60
+    os.utime(path, (old, old))
+
+
+@pytest.mark.real_process
+def test_a_recall_on_a_fresh_index_does_not_import_chromadb(tmp_path: Path) -> None:
+    folder, store = tmp_path / "adr", tmp_path / "store"
+    folder.mkdir()
+    write_settled(folder / "0001-kafka.md", "# 1. Use Kafka for events\n\n## Context\n\nDomain events.\n")
+    write_settled(folder / "0002-pg.md", "# 2. Use PostgreSQL\n\n## Context\n\nOrders need transactions.\n")
+    ensure_synced(open_index_for(folder, store), folder)  # the index and its mirror are current
+
+    assert recall_in_child(folder, store) == "EXIT=0 CHROMADB=False"
+
+    write_settled(folder / "0003-redis.md", "# 3. Use Redis for caching\n\n## Context\n\nLatency.\n")
+    assert recall_in_child(folder, store) == "EXIT=0 CHROMADB=True"  # a sync opens the collection
+    assert recall_in_child(folder, store) == "EXIT=0 CHROMADB=False"  # and leaves the mirror fresh
+
+
+def test_only_an_embedded_store_trusts_its_mirror_alone(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On a Chroma server other hosts write the collection: a no-op sync asks it (and opens the client
+    when the index opens, so an unreachable server is reported there)."""
+    folder, store = tmp_path / "adr", tmp_path / "store"
+    folder.mkdir()
+    write_settled(folder / "0001-kafka.md", "# 1. Use Kafka for events\n\n## Context\n\nDomain events.\n")
+    ensure_synced(open_index_for(folder, store), folder)
+    fresh = open_index_for(folder, store)
+    assert fresh._fresh_mirror() is not None and fresh._chroma is None  # nothing of Chroma opened
+
+    opened: list[Path] = []
+    monkeypatch.setattr(chroma_store, "open_chroma_client", lambda path: (opened.append(path), None))
+    monkeypatch.setattr(chroma_store, "_server", ("http://chroma.invalid:8000", None))
+    on_server = open_index_for(folder, store)
+    assert opened == [store] and on_server._fresh_mirror() is None
