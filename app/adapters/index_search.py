@@ -151,7 +151,11 @@ class IndexSearch:
         if not scope:
             return QueryScores([], self.embedding_error is not None, diagnostics)
         t = time.perf_counter()
-        lex = self.lexical().scores(search_tokens(query) if tokens is None else tokens, scope)
+        language = "ja" if is_japanese(query) else "en"
+        foreign = sum(1 for i in scope if self._adrs[i].language != language) * 2 > len(scope)
+        lex = self.lexical().scores(
+            search_tokens(query) if tokens is None else tokens, scope, foreign_pool=foreign
+        )
         diagnostics["timings_ms"]["lexical"] = round((time.perf_counter() - t) * 1000, 1)
         t = time.perf_counter()
         dense, error = self._dense(query, [self._adrs[i].path for i in scope])
@@ -167,7 +171,6 @@ class IndexSearch:
         coverage = lex.coverage.tolist() if lex.coverage is not None else zeros
         rare_idf = lex.rare_idf.tolist() if lex.rare_idf is not None else zeros
         rare_count = lex.rare_count.tolist() if lex.rare_count is not None else zeros
-        language = "ja" if is_japanese(query) else "en"
         xl = self._cross_language(
             query,
             language,

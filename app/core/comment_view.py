@@ -7,13 +7,13 @@ what goes where; render.py loads the tables and the templates.
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote
 
+from app.core.comment_format import fmt_cost, fmt_duration, fmt_int, split_reason
 from app.core.feedback import checkbox, finding_ids
 from app.core.markdown_safe import Untrusted, clean, untrusted
 from app.core.results import BlindSpotResult, Citation, Finding, QuoteSource, RecallResult, Review
@@ -74,29 +74,6 @@ def _citation_url(link_base: str | None, adr_dir: str, c: Citation) -> str | Non
 def _findings_by_severity(findings: Sequence[Finding]) -> list[Finding]:
     order = {s: i for i, s in enumerate(SEVERITIES)}
     return sorted(findings, key=lambda f: order.get(f.severity, len(SEVERITIES)))
-
-
-def split_reason(reason: str) -> tuple[str, str]:
-    code, sep, detail = reason.partition(": ")
-    if sep and re.fullmatch(r"[a-z_]+", code):
-        return code, detail
-    if re.fullmatch(r"[a-z_]+", reason):
-        return reason, ""
-    return "", reason
-
-
-def _fmt_int(n: int, lang: str) -> str:
-    return f"{n:,}"
-
-
-def _fmt_cost(usd: float) -> str:
-    return f"${usd:.4f}" if usd < 1 else f"${usd:.2f}"
-
-
-def _fmt_duration(seconds: float) -> str:
-    if seconds < 60:
-        return f"{seconds:.1f} s"
-    return f"{int(seconds // 60)} min {seconds % 60:.0f} s"
 
 
 def _no_citations_text(recall: RecallResult | None, t: Strings, labels: Labels) -> str:
@@ -261,9 +238,9 @@ def build_view(
         "recall": _label(labels, "mode_recall", recall.mode if recall else "none"),
         "blind": _label(labels, "mode_blind", bs.status if bs else "none"),
         "models": [Untrusted(m) for m in meta.models],
-        "tokens": _fmt_int(tokens, lang),
-        "cache_read": _fmt_int(usage.cache_read_tokens, lang) if usage.cache_read_tokens else None,
-        "cost": _fmt_cost(usage.cost_usd),
+        "tokens": fmt_int(tokens, lang),
+        "cache_read": fmt_int(usage.cache_read_tokens, lang) if usage.cache_read_tokens else None,
+        "cost": fmt_cost(usage.cost_usd),
         # a model with no price: "cost unknown", never a silent $0 (the priced part is still shown)
         "unpriced": [Untrusted(m) for m in usage.unpriced_models],
         "cost_partial": bool(usage.unpriced_models) and usage.cost_usd > 0,
@@ -271,7 +248,7 @@ def build_view(
             {"prompt": Untrusted(p), "value": f"{v:g}"} for p, v in usage.temperature_not_sent
         ],
         "fallbacks": [{"asked": Untrusted(a), "used": Untrusted(b)} for a, b in usage.fallbacks],
-        "duration": _fmt_duration(meta.duration_s),
+        "duration": fmt_duration(meta.duration_s),
         "perspectives": [Untrusted(p) for p in meta.perspectives],
         "embedding": untrusted(meta.embedding or None),
         "run_key": meta.run_key[:12],

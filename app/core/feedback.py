@@ -377,29 +377,3 @@ def revision_of(
     shown = tuple(s for s in shown_of(ids, findings, sigs) if s.id in keep)
     run = hashlib.sha256(run_key.encode()).hexdigest()[:12]
     return Revision(content_digest(content_sha256), shown, cost_usd, (run,))
-
-
-__all__ = [
-    "CommentFeedback",
-    "adopted_before",
-    "ID_LEN",
-    "Ledger",
-    "Revision",
-    "Shown",
-    "carry_ticks",
-    "checkbox",
-    "content_digest",
-    "finding_id",
-    "finding_ids",
-    "next_ledger",
-    "perspective_of",
-    "read_feedback",
-    "read_ledger",
-    "read_ticks",
-    "rename_boxes",
-    "revision_of",
-    "shown_of",
-    "tick_changes",
-    "with_ledger",
-    "without_ledger",
-]

@@ -164,8 +164,19 @@ class LexicalIndex:
             [self.vocab.get(t, -1) for t in title_terms], dtype=np.int64
         )  # -1: not in any text
 
-    def scores(self, query: str | Sequence[str], pool: Sequence[int] | None = None) -> LexicalScores:
-        """BM25 and title coverage of every document for `query` (text or tokens), within `pool`."""
+    def scores(
+        self,
+        query: str | Sequence[str],
+        pool: Sequence[int] | None = None,
+        *,
+        foreign_pool: bool = False,
+    ) -> LexicalScores:
+        """BM25 and title coverage of every document for `query` (text or tokens), within `pool`.
+
+        `foreign_pool`: most of the pool is in another language than the query. Its function words
+        are then rare there ("the" in a Japanese pool), and a query repeating them would make the few
+        ADRs that quote some English the top hits (even at the IDF floor, times a long query's count):
+        they carry no weight. In a pool of their own language nothing changes."""
         tokens = search_tokens(query) if isinstance(query, str) else list(query)
         n_all = self.n_docs
         zeros = LexicalScores(np.zeros(n_all), np.zeros(n_all))
@@ -180,9 +191,8 @@ class LexicalIndex:
             return zeros
         df = self._pool_df(mask, n).astype(np.float64)
         coverage, rare_idf, rare_count = self._shared(tokens, mask, n, df)
-        return LexicalScores(
-            self._bm25(tokens, mask, n, df), self._title(tokens, mask, n, df), coverage, rare_idf, rare_count
-        )
+        bm25 = self._bm25(tokens, mask, n, df, FUNCTION_WORDS if foreign_pool else frozenset())
+        return LexicalScores(bm25, self._title(tokens, mask, n, df), coverage, rare_idf, rare_count)
 
     def _shared(
         self, tokens: Sequence[str], mask: np.ndarray, n: int, df: np.ndarray
@@ -230,7 +240,9 @@ class LexicalIndex:
         rows = np.repeat(starts, lengths) + rel
         return self._df_all - np.bincount(tc.terms[rows], minlength=len(self.vocab))
 
-    def _bm25(self, tokens: Sequence[str], mask: np.ndarray, n: int, df: np.ndarray) -> np.ndarray:
+    def _bm25(
+        self, tokens: Sequence[str], mask: np.ndarray, n: int, df: np.ndarray, capped: frozenset[str]
+    ) -> np.ndarray:
         k1, b, eps = self.params.k1, self.params.b, self.params.epsilon
         avgdl = float(self._dl[mask].sum()) / n
         scores = np.zeros(self.n_docs)
@@ -245,6 +257,8 @@ class LexicalIndex:
             if tid is None or df[tid] == 0:
                 continue
             idf = float(np.log(n - df[tid] + 0.5) - np.log(df[tid] + 0.5))
+            if term in capped:
+                continue
             if idf < 0:
                 idf = floor
             lo, hi = self._starts[tid], self._starts[tid + 1]

@@ -20,6 +20,7 @@ from typing import Any
 import jinja2
 import yaml
 
+from app.core.comment_format import split_reason
 from app.core.comment_view import (
     CAPS,
     OPEN_SEVERITIES,
@@ -28,7 +29,6 @@ from app.core.comment_view import (
     Limits,
     Strings,
     build_view,
-    split_reason,
 )
 from app.core.markdown_safe import (
     FILTERS,

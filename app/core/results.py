@@ -7,7 +7,7 @@ the renderer and the checkpoint store consume them (see `to_dict` / `from_dict` 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any, Literal
 
 from app.core.adr import Adr
@@ -87,6 +87,17 @@ class Usage:
         object.__setattr__(self, "unpriced_models", _union(self.unpriced_models))
         object.__setattr__(self, "temperature_not_sent", _union(self.temperature_not_sent))
         object.__setattr__(self, "fallbacks", _union(self.fallbacks))
+
+    @classmethod
+    def stored(cls, data: Any) -> Usage:
+        """A Usage read back from a stage memo: unknown keys ignored, anything unreadable empty."""
+        if not isinstance(data, Mapping):
+            return cls()
+        names = {f.name for f in fields(cls)}
+        try:
+            return cls(**{k: v for k, v in data.items() if k in names})
+        except TypeError:
+            return cls()
 
     @property
     def cost_known(self) -> bool:

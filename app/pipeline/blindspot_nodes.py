@@ -7,7 +7,7 @@ import json
 import logging
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, fields, replace
+from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
@@ -143,7 +143,7 @@ def _memo_step(
         parsed = model_cls.model_validate(stored["answer"])
     except (KeyError, TypeError, ValidationError) as exc:
         raise StepFailed("stored", f"stored answer does not validate: {_short(exc)}", Usage()) from exc
-    return parsed, _usage_from(stored.get("usage"))
+    return parsed, Usage.stored(stored.get("usage"))
 
 
 def run_critic(
@@ -330,16 +330,6 @@ def _finding_for_judge(f: Finding) -> dict[str, Any]:
     if f.category:
         d["category"] = f.category
     return d
-
-
-def _usage_from(data: Any) -> Usage:
-    if not isinstance(data, Mapping):
-        return Usage()
-    names = {f.name for f in fields(Usage)}
-    try:
-        return Usage(**{k: v for k, v in data.items() if k in names})
-    except TypeError:
-        return Usage()
 
 
 def _short(exc: Exception) -> str:

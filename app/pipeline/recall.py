@@ -13,7 +13,7 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field, fields, replace
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from app.config import RepoConfig
@@ -258,7 +258,7 @@ def _llm_citations(
         log.warning("recall_pre_gate_llm_failed", extra={"kind": exc.kind, "error": exc.message})
         run.diagnostics["llm_error"] = exc.kind
         return _fallback(run, proposal, query, folder, config, f"{exc.kind}: {exc.message}")
-    run.usage = _usage_from(stored.get("usage"))
+    run.usage = Usage.stored(stored.get("usage"))
     run.diagnostics.update(
         prompt=stored.get("prompt", PROMPT_NAME),
         model=stored.get("model"),
@@ -396,10 +396,3 @@ def _citations(
             )
         )
     return out
-
-
-def _usage_from(data: Any) -> Usage:
-    if not isinstance(data, dict):
-        return Usage()
-    names = {f.name for f in fields(Usage)}
-    return Usage(**{k: v for k, v in data.items() if k in names})

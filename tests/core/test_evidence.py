@@ -156,3 +156,21 @@ def test_function_words_carry_no_rare_term_weight() -> None:
     assert lex.rare_count.tolist() == [0, 0, 1]  # only OIDC, in the third
     assert lex.rare_idf[0] == 0.0 and lex.coverage[0] == 0.0
     assert lex.coverage[2] == pytest.approx(1.0)  # OIDC is the query's whole content
+
+
+def test_in_a_pool_of_the_other_language_function_words_carry_no_bm25_weight() -> None:
+    """One Japanese ADR quotes some English; an English query that repeats "the" must not make it the
+    top hit of a Japanese pool (issue 24: it was, for 7 of 10 English proposals)."""
+    texts = [
+        "キャッシュ の 決定: the cache is the default for the team",
+        "認証 は OIDC を 使う。トークン は 短命。",
+        "ログ は 保持 しない",
+        "デプロイ は 毎日",
+    ]
+    index = LexicalIndex(texts)
+    query = "the the the the the OIDC token"
+    naive = index.scores(query).bm25
+    aware = index.scores(query, foreign_pool=True).bm25
+    assert int(np.argmax(naive)) == 0  # the repeated article wins without the rule
+    assert int(np.argmax(aware)) == 1  # the ADR about OIDC wins with it
+    assert aware[1] == pytest.approx(naive[1])  # content terms keep their weight
