@@ -11,8 +11,6 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
-import jsonschema
-
 _FENCE = re.compile(r"```(?:json|JSON)?\s*\n(.*?)```", re.DOTALL)
 
 
@@ -54,6 +52,8 @@ def parse_json_answer(text: str) -> Any:
 
 def schema_errors(data: Any, schema: Mapping[str, Any], limit: int = 5) -> list[str]:
     """Human-readable schema violations ("citations.0.relevance_reason: 'x' is too long"), [] when valid."""
+    import jsonschema  # here, not at the top: an offline recall never validates, and the import is 0.15 s
+
     validator = jsonschema.Draft202012Validator(schema)
     errors = sorted(validator.iter_errors(data), key=lambda e: list(e.absolute_path))
     out = []
@@ -114,7 +114,11 @@ def drop_invalid_items(
         value = data.get(key)
         if not (isinstance(value, list) and isinstance(items, Mapping) and items.get("type") == "object"):
             continue
-        check = item_valid or jsonschema.Draft202012Validator(items).is_valid
+        check = item_valid
+        if check is None:
+            import jsonschema
+
+            check = jsonschema.Draft202012Validator(items).is_valid
         kept = [v for v in value if check(v)]
         dropped += len(value) - len(kept)
         out[key] = kept

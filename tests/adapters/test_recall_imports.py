@@ -22,6 +22,7 @@ PROBE = (
     "with contextlib.redirect_stdout(io.StringIO()):\n"
     "    code = main(sys.argv[1:])\n"
     "print('EXIT=%s CHROMADB=%s' % (code, 'chromadb' in sys.modules))\n"
+    "print('JSONSCHEMA=%s' % ('jsonschema' in sys.modules))\n"
 )
 
 
@@ -30,7 +31,31 @@ def recall_in_child(folder: Path, store: Path) -> str:
     out = subprocess.run(
         [sys.executable, "-c", PROBE, *args], capture_output=True, text=True, check=True, timeout=120
     ).stdout
-    return out.strip().splitlines()[-1]
+    return out.strip().splitlines()[-2]
+
+
+@pytest.mark.real_process
+def test_an_offline_recall_on_a_fresh_index_never_imports_the_schema_validator(tmp_path: Path) -> None:
+    """jsonschema checks model answers only (0.15 s of a recall process's imports; chromadb, which a
+    sync opens, imports it too)."""
+    folder = tmp_path / "adr"
+    folder.mkdir()
+    write_settled(folder / "0001-kafka.md", "# 1. Use Kafka for events\n\n## Context\n\nDomain events.\n")
+    ensure_synced(open_index_for(folder, tmp_path / "s"), folder)
+    args = [
+        "recall",
+        "--adr-dir",
+        str(folder),
+        "--store",
+        str(tmp_path / "s"),
+        "--text",
+        "Kafka events",
+        "--offline",
+    ]
+    out = subprocess.run(
+        [sys.executable, "-c", PROBE, *args], capture_output=True, text=True, check=True, timeout=120
+    ).stdout
+    assert out.strip().splitlines()[-1] == "JSONSCHEMA=False"
 
 
 def write_settled(path: Path, text: str) -> None:
