@@ -106,18 +106,23 @@ def features_of(candidate: Candidate, rank: int, background: Background) -> dict
 
 
 def assess(
-    candidates: Sequence[Candidate], background: Background, model: EvidenceModel
+    candidates: Sequence[Candidate],
+    background: Background,
+    model: EvidenceModel,
+    unscored: frozenset[str] = frozenset(),
 ) -> tuple[Candidate, ...]:
-    """Each candidate with its evidence (a probability), in the same order. A cross-language slot is
-    left unscored (None): its way in is the cross-language channel's own gate, which the lexical and
-    dense features cannot see (they are near zero across scripts)."""
-    out = []
-    for rank, c in enumerate(candidates):
-        if c.cross_language and c.qualified and c.why.endswith("(cross-language slot)"):
-            out.append(replace(c, evidence=None))
-            continue
-        out.append(replace(c, evidence=round(model.probability(features_of(c, rank, background)), 4)))
-    return tuple(out)
+    """Each candidate with its evidence (a probability), in the same order. The `unscored` paths (the
+    cross-language slots, app/core/fusion.py) are left None: their way in is the cross-language
+    channel's own gate, which the lexical and dense features cannot see (near zero across scripts)."""
+    return tuple(
+        replace(
+            c,
+            evidence=None
+            if c.adr.path in unscored
+            else round(model.probability(features_of(c, rank, background)), 4),
+        )
+        for rank, c in enumerate(candidates)
+    )
 
 
 def shown_band(candidate: Candidate, model: EvidenceModel, *, linked: bool = False) -> Relevance | None:

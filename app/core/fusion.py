@@ -236,7 +236,8 @@ def rank(
         background = Background.of(
             [s.bm25 for s in scores], [None if dense_failed else s.dense for s in scores]
         )
-        out = assess(out, background, params.evidence)
+        slots = frozenset(c.adr.path for c in out if c.why.endswith(_SLOT_NOTE))
+        out = assess(out, background, params.evidence, unscored=slots)
     return Ranking(out, None if n_qualified else "none_qualified", stats)
 
 

@@ -21,6 +21,7 @@ from app.core.evidence import (
     shown_band,
 )
 from app.core.evidence_model import DEFAULT_EVIDENCE
+from app.core.fusion import DocScores, FusionParams, rank
 from app.core.lexical import LexicalIndex
 from app.core.results import Candidate
 
@@ -129,10 +130,26 @@ def test_the_same_scores_mean_more_above_a_quiet_background() -> None:
 def test_assess_leaves_a_cross_language_slot_unscored() -> None:
     ranked = [
         cand(1, None),
-        replace(cand(2, None, why="qualified: x (cross-language slot)"), cross_language=True),
+        replace(cand(2, None), cross_language=True),
     ]
-    out = assess(ranked, Background.of([1.0, 0.0], [0.5, 0.1]), DEFAULT_EVIDENCE)
+    out = assess(
+        ranked, Background.of([1.0, 0.0], [0.5, 0.1]), DEFAULT_EVIDENCE, unscored=frozenset({"0002-x.md"})
+    )
     assert out[0].evidence is not None and out[1].evidence is None
+
+
+def test_the_ranking_leaves_its_cross_language_slots_unscored() -> None:
+    """fusion.rank names the slots it filled; assess leaves exactly those unscored."""
+    ja = parse_adr("0002-ja.md", "# ADR-0002 キャッシュ\n\n## 決定\nキャッシュを使う。\n".encode())
+    en = parse_adr("0001-en.md", b"# ADR-0001 Cache\n\n## Decision\nWe cache.\n")
+    scores = [
+        DocScores(adr=en, dense=0.6, bm25=3.0, title=0.5),
+        DocScores(adr=ja, dense=0.0, bm25=0.0, cross_language=True, cross_language_score=0.9),
+    ]
+    params = FusionParams(cross_language_slots=1, cross_language_gate=0.5, evidence=DEFAULT_EVIDENCE)
+    ranked = rank(scores, params).candidates
+    by_path = {c.adr.path: c for c in ranked}
+    assert by_path["0002-ja.md"].evidence is None and by_path["0001-en.md"].evidence is not None
 
 
 def test_links_from_the_proposal_by_id_or_file_name() -> None:

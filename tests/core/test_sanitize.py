@@ -221,7 +221,8 @@ def test_a_200_kb_adr_is_clipped_quickly() -> None:
     elapsed = time.perf_counter() - started
     assert len(inline) < 1200 and len(block) < 3000
     assert len(full) > 200_000  # unclipped: escaped, not lost
-    assert elapsed < 2.0, elapsed
+    # a hang detector, not a speed budget: a quadratic pass over 200 KB would take hours
+    assert elapsed < 60.0, elapsed
     _assert_inert(MD.parse(block))
 
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import re
 import threading
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -367,12 +366,9 @@ def test_critics_run_concurrently(adr: Adr) -> None:
     fake = FakeLlm()
     fake.on(DA, da_answer(), delay=delay).on(PM, pm_answer(), delay=delay).on(JUDGE, judge_echo)
     memo = DictMemo()
-    started = time.monotonic()
     result = run(adr, fake, memo=memo)
-    elapsed = time.monotonic() - started
     assert result.status == "judged"
-    assert elapsed < 0.8 * (2 * delay), f"{elapsed:.2f}s: the critics ran one after the other"
-    assert fake.peak_concurrency == 2
+    assert fake.peak_concurrency == 2  # both critics' calls were in flight at once
     assert memo.peak == 2  # the memo is called from both critic threads at once
     # the Judge starts only after both critics finished
     judge = fake.calls(JUDGE)[0]
