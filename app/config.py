@@ -60,6 +60,14 @@ class RetrievalConfig(BaseModel):
     bm25_k1: float = Field(default=1.5, gt=0)
     bm25_b: float = Field(default=0.75, ge=0, le=1)
 
+    @field_validator("multilingual", mode="before")
+    @classmethod
+    def _yaml_switch(cls, value: object) -> object:
+        """YAML reads an unquoted `off` / `on` as a boolean: take it as the word the user wrote."""
+        if isinstance(value, bool):
+            return "on" if value else "off"
+        return value
+
     @field_validator("cross_language_scorer")
     @classmethod
     def _known_scorer(cls, value: str) -> str:

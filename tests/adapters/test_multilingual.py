@@ -297,3 +297,13 @@ def test_the_dictionary_glosses_only_new_or_changed_adrs_and_survives_a_damaged_
     index, synced = _sync(tmp_path, folder)  # unreadable: glossed again, nothing reported lost
     assert index.xl_active and sorted(glossed) == sorted(MIXED) and not synced.report.errors
     assert index.search("ログの保持期間と個人情報").candidates
+
+
+@pytest.mark.parametrize(
+    ("written", "read"), [("off", "off"), ("on", "on"), ('"off"', "off"), ("auto", "auto"), ("no", "off")]
+)
+def test_the_switch_reads_as_written_in_yaml(written: str, read: str) -> None:
+    """YAML 1.1 reads an unquoted off / on / no as a boolean; the config takes the word the user wrote."""
+    from app.config import parse_repo_config
+
+    assert parse_repo_config(f"retrieval:\n  multilingual: {written}\n").retrieval.multilingual == read
