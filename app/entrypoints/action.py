@@ -35,7 +35,7 @@ from app.entrypoints.action_env import (
 )
 from app.entrypoints.workflow_commands import Reporter, StepReport, md_text, report_sync
 from app.pipeline import pr
-from app.pipeline.budget import Budget
+from app.pipeline.budget import Budget, PublishedMonth
 from app.pipeline.carry_out import carry_out
 from app.pipeline.inline import Inline
 from app.pipeline.ports import GitHubError
@@ -93,6 +93,7 @@ def _run(
     cache = cache_dir(inputs.cache_dir)
     with state_store(cache, lambda msg: rep.annotate("warning", msg)) as store:
         report = StepReport(rep, repo, store, runner.server_url, inputs.config_path, FORK_NOTE, dry)
+        ledger = PublishedMonth(store, lambda since: [c.body for c in gh.our_comments_since(repo, since)])
         ctx = pr.PrContext(
             event,
             repo,
@@ -100,7 +101,7 @@ def _run(
             inputs.model_available,
             inputs.config_path,
             inputs.apply,
-            lambda c: Budget(store, repo, c.limits).blocked(),
+            lambda c: Budget(ledger, repo, c.limits).blocked(),
         )
         plan = pr.plan(ctx, gh)
         synced = lambda d, ref, s, n: report_sync(rep, d, ref, s, n)  # noqa: E731
@@ -117,5 +118,6 @@ def _run(
             config_path=inputs.config_path,
             notify=report.notify,
             on_failed=report.failed,
+            ledger=ledger,
         )
         carry_out(plan, lifecycle, report)

@@ -366,6 +366,55 @@ def test_the_budget_stops_model_calls_at_the_caps_and_books_what_was_paid() -> N
     assert Budget(store, REPO, month, next_month).blocked() is None
 
 
+def _published_body(usd: float, month: str) -> str:
+    from app.core.feedback import Revision, next_ledger, with_ledger
+
+    return with_ledger("review", next_ledger(None, Revision("ab" * 8, (), usd, ("c0ffee" * 2,)), month))
+
+
+@pytest.mark.parametrize(
+    ("local", "published", "mine", "seen"),
+    [
+        (0.0, [1.5, 0.5], 0.0, 2.0),  # other PRs' jobs, from their comments: the cache knew nothing
+        (0.0, [1.5], 0.25, 1.75),  # and what this job spends on top
+        (3.0, [1.0], 0.0, 3.0),  # the cache knows more (a job that never published): the larger
+        (0.0, [], 0.0, 0.0),
+    ],
+)
+def test_the_action_month_adds_what_the_comments_booked_to_this_jobs_spend(
+    local: float, published: list[float], mine: float, seen: float
+) -> None:
+    from app.pipeline.budget import PublishedMonth, month_start
+
+    store = SqliteStateStore(":memory:")
+    store.add_spend(REPO, "2026-12", local)
+    reads: list[float] = []
+
+    def comments(since: float) -> list[str]:
+        reads.append(since)
+        return [_published_body(u, "2026-12") for u in published] + [_published_body(9.0, "2026-11")]
+
+    month = PublishedMonth(store, comments)
+    if mine:
+        month.add_spend(REPO, "2026-12", mine)
+    assert month.spent(REPO, "2026-12") == pytest.approx(seen)
+    assert month.spent(REPO, "2026-12") == pytest.approx(seen)
+    assert reads == [month_start("2026-12")]  # one read per job and month
+
+
+def test_the_action_month_falls_back_to_the_cache_when_comments_cannot_be_read() -> None:
+    from app.pipeline.budget import PublishedMonth
+    from app.pipeline.ports import GitHubError
+
+    store = SqliteStateStore(":memory:")
+    store.add_spend(REPO, "2026-12", 0.75)
+
+    def refused(since: float) -> list[str]:
+        raise GitHubError("list this month's comments", "Bad credentials", 401)
+
+    assert PublishedMonth(store, refused).spent(REPO, "2026-12") == pytest.approx(0.75)
+
+
 # --- publishing under races (issue 16; app/pipeline/publish.py) -----------------------------------------
 
 
