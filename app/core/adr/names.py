@@ -32,8 +32,14 @@ def canonical_id_key(adr_id: str) -> str:
     m = ID_KEY.match(adr_id)
     if not m:
         return adr_id.strip().casefold()
-    tail = "".join("-" + str(int(p)) for p in m.group(2).split("-") if p)
-    return f"ADR-{int(m.group(1))}{tail}"
+    tail = "".join("-" + _unpadded(p) for p in m.group(2).split("-") if p)
+    return f"ADR-{_unpadded(m.group(1))}{tail}"
+
+
+def _unpadded(digits: str) -> str:
+    """The digits without leading zeros, never through int() past a length CPython refuses to print
+    ("ADR-" and 5,000 digits is a key, not a ValueError); int() still reads other scripts' digits."""
+    return str(int(digits)) if len(digits) <= 1_000 else digits.lstrip("0") or "0"
 
 
 @functools.lru_cache(maxsize=4096)
@@ -52,7 +58,8 @@ def format_id(raw: str | None) -> str | None:
 
 
 def number_of(adr_id: str) -> int | None:
-    m = re.match(r"^ADR-(\d+)$", adr_id)
+    """The number of a numbered id ("ADR-0071" -> 71); None for date ids and numbers past 18 digits."""
+    m = re.match(r"^ADR-(\d{1,18})$", adr_id)
     return int(m.group(1)) if m else None
 
 

@@ -35,8 +35,19 @@ _CONTROL_CHARS = re.compile(r"[\x01-\x08\x0e-\x1f]")
 
 
 def parse_adr(path: str, data: bytes, *, max_bytes: int = 1_000_000) -> Adr:
-    """Parse one ADR file. `path` is relative to the ADR folder ('/' separated)."""
+    """Parse one ADR file. `path` is relative to the ADR folder ('/' separated). Whatever the file
+    holds, the outcome is an Adr or an AdrParseError for this file: a value no rule here bounds (a
+    conversion CPython refuses) costs this file only, never the folder or the run."""
     path = path.replace("\\", "/")
+    try:
+        return _parse(path, data, max_bytes)
+    except AdrParseError:
+        raise
+    except (ValueError, OverflowError, RecursionError) as exc:
+        raise AdrParseError(path, f"a value in this file cannot be read ({type(exc).__name__})") from None
+
+
+def _parse(path: str, data: bytes, max_bytes: int) -> Adr:
     text = decode_adr_bytes(path, data, max_bytes=max_bytes)
     text = text.replace("\r\n", "\n").replace("\r", "\n")
     if not text.strip():

@@ -1,0 +1,58 @@
+"""Hostile values in an ADR file: every conversion of what the parser read is bounded, and anything
+it cannot read is an AdrParseError for that file (issue 26, items 10 and 11)."""
+
+from __future__ import annotations
+
+import orjson
+import pytest
+
+import app.core.adr.parse as parse_module
+from app.core.adr import AdrParseError, parse_adr
+from app.core.serde import to_dict
+
+HEX = "0x" + "f" * 4_000  # 16,000 bits: past CPython's 4,300 decimal digits once printed
+
+# A front matter line each; PyYAML builds these ints without CPython's digit guard.
+HUGE_INTEGERS = {
+    "hex tags": f"tags: {HEX}",
+    "hex key": f"? {HEX}\n: a",
+    "octal": "tags: 0o" + "7" * 5_000,
+    "yaml 1.1 octal": "tags: 0" + "7" * 5_000,
+    "binary": "tags: 0b" + "1" * 20_000,
+    "base 60": "tags: 1" + ":59" * 3_000,
+    "decimal": "tags: " + "9" * 5_000,
+    "in a list": f"supersedes: [{HEX}]",
+    "in a mapping": f"owner: {{team: {HEX}}}",
+    "title": f"title: {HEX}",
+    "status": f"status: {HEX}",
+    "date": f"date: {HEX}",
+    "id of 5,000 digits": "id: ADR-" + "1" * 5_000,
+    "id of 4,000 digits": "id: ADR-" + "1" * 4_000,
+    "bare id of 5,000 digits": "id: " + "1" * 5_000,
+}
+
+
+@pytest.mark.parametrize("name", sorted(HUGE_INTEGERS))
+def test_a_huge_front_matter_integer_is_read_as_text(name: str) -> None:
+    text = f"---\n{HUGE_INTEGERS[name]}\n---\n# ADR-0007: Use queues\n\n## Decision\nWe use queues.\n"
+    adr = parse_adr("0007-use-queues.md", text.encode())
+    # Every value the parse produced converts to text and to the parse cache's JSON.
+    assert orjson.loads(orjson.dumps(to_dict(adr)))["path"] == "0007-use-queues.md"
+    assert repr(adr) and all(str(v) for v in adr.extra.values())
+    assert adr.number is None or adr.number.bit_length() < 64
+
+
+def test_the_huge_tags_value_is_kept_as_written() -> None:
+    adr = parse_adr("0007-x.md", f"---\ntags: {HEX}\n---\n# Use queues\n".encode())
+    assert adr.extra["tags"] == HEX
+
+
+def test_a_conversion_the_parser_did_not_bound_is_a_per_file_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    def refuse(*_args: object, **_kwargs: object) -> None:
+        raise ValueError("Exceeds the limit (4300 digits) for integer string conversion")
+
+    monkeypatch.setattr(parse_module, "find_links", refuse)
+    with pytest.raises(AdrParseError) as err:
+        parse_adr("0007-x.md", b"# Use queues\n\nbody\n")
+    assert err.value.path == "0007-x.md"
+    assert "4300" not in err.value.reason and "ValueError" in err.value.reason
