@@ -3,11 +3,15 @@ parse cache or the run (issue 26, items 10, 12, 15 and 16)."""
 
 from __future__ import annotations
 
+import os
+import tracemalloc
 from pathlib import Path
 
+import orjson
 import pytest
 
 from app.adapters.adr_files import load_adr_folder, load_adr_folder_cached
+from app.cli import main
 
 GOOD = "# 1. Use PostgreSQL\n\n## Status\nAccepted\n\n## Decision\nWe use PostgreSQL 15 for orders.\n"
 HEX = "0x" + "f" * 4_000
@@ -49,3 +53,66 @@ def test_a_past_adr_with_a_huge_integer_costs_only_itself(tmp_path: Path, front:
     for paths, _errors in _loads(root, tmp_path / "cache" / "parsed-adrs.json"):
         assert "0001-use-postgres.md" in paths
     assert (tmp_path / "cache" / "parsed-adrs.json").is_file()  # the parse cache was written
+
+
+def test_a_file_name_that_is_not_utf8_is_kept_as_its_bytes_and_the_cache_still_works(tmp_path: Path) -> None:
+    root = _folder(tmp_path / "adrs", {})
+    (root / os.fsdecode(b"0003-caf\xe9.md")).write_bytes(b"# 3. Cafe\n\n## Decision\nWe drink coffee.\n")
+    cache = tmp_path / "cache" / "parsed-adrs.json"
+    for paths, errors in _loads(root, cache):
+        assert paths == ["0001-use-postgres.md", "0003-caf%E9.md"] and errors == []
+    assert orjson.loads(cache.read_bytes())["files"].keys() == {"0001-use-postgres.md", "0003-caf%E9.md"}
+
+
+def test_a_file_name_that_is_not_utf8_can_be_the_reviewed_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = _folder(tmp_path / "adrs", {})
+    (root / os.fsdecode(b"0003-caf\xe9.md")).write_bytes(b"# 3. Cafe\n\n## Decision\nWe drink coffee.\n")
+    monkeypatch.chdir(root)
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    code = main(
+        ["review", os.fsdecode(b"0003-caf\xe9.md"), "--adr-dir", ".", "--index-dir", str(tmp_path / "ix")]
+    )
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    assert "path=0003-caf%25E9.md" in out.splitlines()[0]  # the marker names the file as its bytes
+
+
+def test_a_huge_file_is_refused_by_its_size_before_it_is_read(tmp_path: Path) -> None:
+    root = _folder(tmp_path / "adrs", {})
+    with (root / "0002-huge.md").open("wb") as f:
+        f.truncate(64 * 2**20)  # sparse: 64 MiB of size, no disk
+    cache = tmp_path / "cache" / "parsed-adrs.json"
+    tracemalloc.start()
+    try:
+        loads = _loads(root, cache)
+        _current, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 16 * 2**20, f"{peak / 2**20:.0f} MiB allocated: the huge file was read"
+    for paths, errors in loads:
+        assert paths == ["0001-use-postgres.md"] and errors == ["0002-huge.md"]
+    adrs, errors = load_adr_folder(root)
+    assert "file too large (67108864 bytes > limit 1000000)" in errors[0].reason
+
+
+def test_a_path_past_path_max_is_skipped_with_a_note(tmp_path: Path) -> None:
+    root = _folder(tmp_path / "adrs", {})
+    fd = os.open(root, os.O_RDONLY)
+    try:
+        for _ in range(20):  # 20 folders of 250 characters: past PATH_MAX (4,096) on every platform
+            os.mkdir("d" * 250, dir_fd=fd)
+            inner = os.open("d" * 250, os.O_RDONLY, dir_fd=fd)
+            os.close(fd)
+            fd = inner
+        out = os.open("0009-deep.md", os.O_WRONLY | os.O_CREAT, dir_fd=fd)
+        os.write(out, b"# 9. Deep\n")
+        os.close(out)
+    finally:
+        os.close(fd)
+    for paths, errors in _loads(root, tmp_path / "cache" / "parsed-adrs.json"):
+        assert paths == ["0001-use-postgres.md"]
+        assert len(errors) == 1 and errors[0].startswith("d" * 250 + "/")
+    _adrs, (error,) = load_adr_folder(root)
+    assert "File name too long" in error.reason
