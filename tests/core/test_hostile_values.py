@@ -3,12 +3,21 @@ it cannot read is an AdrParseError for that file (issue 26, items 10 and 11)."""
 
 from __future__ import annotations
 
+import threading
+import unicodedata
+
 import orjson
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import app.core.adr.parse as parse_module
+from app.adapters import embeddings
 from app.core.adr import AdrParseError, parse_adr
 from app.core.serde import to_dict
+from app.core.text import MAX_NON_STARTERS, cap_non_starters, nfkc, normalize, normalize_for_match
+
+HANG_DEADLINE_S = 60.0  # a hang detector, not a budget: the capped work takes milliseconds
 
 HEX = "0x" + "f" * 4_000  # 16,000 bits: past CPython's 4,300 decimal digits once printed
 
@@ -56,3 +65,58 @@ def test_a_conversion_the_parser_did_not_bound_is_a_per_file_error(monkeypatch: 
         parse_adr("0007-x.md", b"# Use queues\n\nbody\n")
     assert err.value.path == "0007-x.md"
     assert "4300" not in err.value.reason and "ValueError" in err.value.reason
+
+
+# --- item 11: NFKC on runs of combining marks -------------------------------------------------------
+
+ALTERNATING = "\u0301\u0316"  # combining classes 230 and 220: NFKC must reorder every pair
+
+
+def _longest_non_starter_run(text: str) -> int:
+    longest = run = 0
+    for ch in text:
+        run = run + 1 if unicodedata.combining(ch) else 0
+        longest = max(longest, run)
+    return longest
+
+
+@pytest.mark.parametrize(("marks", "kept"), [(0, 0), (1, 1), (30, 30), (31, 30), (1_000, 30), (450_000, 30)])
+def test_a_run_of_combining_marks_keeps_at_most_the_cap(marks: int, kept: int) -> None:
+    text = "x" + (ALTERNATING * marks)[:marks] + " end"
+    assert _longest_non_starter_run(cap_non_starters(text)) == kept
+    assert _longest_non_starter_run(nfkc(text)) == kept
+    assert nfkc(text).endswith(" end")
+
+
+def test_every_nfkc_of_untrusted_text_is_the_capped_one() -> None:
+    """normalize(), normalize_for_match() and the offline embedding's fold all cap first: 450,000
+    marks (a 900 kB past ADR) finish long before the hang detector's deadline (minutes uncapped)."""
+    text = "x" + ALTERNATING * 225_000
+    results: list[str] = []
+
+    def work() -> None:
+        results.extend([normalize(text), normalize_for_match(text), embeddings._fold(text)])
+
+    worker = threading.Thread(target=work, daemon=True)
+    worker.start()
+    worker.join(HANG_DEADLINE_S)
+    assert not worker.is_alive(), f"NFKC of 450,000 marks still running after {HANG_DEADLINE_S} s"
+    assert all(_longest_non_starter_run(r) == MAX_NON_STARTERS for r in results)
+
+
+_MARKED = st.text(
+    alphabet=st.sampled_from(
+        ["a", "e", "ｶ", "ﾞ", "ａ", "\u0301", "\u0316", "\u0308", "\u05b0", "\U0001d165", "。"]
+    ),
+    max_size=200,
+)
+
+
+@given(_MARKED)
+@settings(max_examples=300, deadline=None)
+def test_nfkc_is_plain_nfkc_wherever_no_run_reaches_the_cap(text: str) -> None:
+    capped = cap_non_starters(text)
+    assert _longest_non_starter_run(capped) <= MAX_NON_STARTERS
+    if _longest_non_starter_run(text) <= MAX_NON_STARTERS:
+        assert capped == text
+        assert nfkc(text) == unicodedata.normalize("NFKC", text)
