@@ -116,3 +116,18 @@ def test_a_path_past_path_max_is_skipped_with_a_note(tmp_path: Path) -> None:
         assert len(errors) == 1 and errors[0].startswith("d" * 250 + "/")
     _adrs, (error,) = load_adr_folder(root)
     assert "File name too long" in error.reason
+
+
+@pytest.mark.parametrize("impostor", ["ADR-0\u2060001", "ＡＤＲ-０００１", "ADR\u20130001"])
+def test_an_id_written_to_pass_for_another_is_deduplicated_as_that_id(tmp_path: Path, impostor: str) -> None:
+    """The impostor is shown as the id a reader sees, suffixed as any duplicate: never a second ADR-0001."""
+    fake = f"---\nid: {impostor}\n---\n# Use MongoDB instead\n\n## Decision\nWe use MongoDB.\n".encode()
+    root = _folder(tmp_path / "adrs", {"0005-mongo.md": fake})
+    for adrs, _errors in (
+        load_adr_folder(root),
+        load_adr_folder_cached(root, tmp_path / "c" / "parsed.json"),
+    ):
+        assert [(a.path, a.adr_id) for a in adrs] == [
+            ("0001-use-postgres.md", "ADR-0001"),
+            ("0005-mongo.md", "ADR-0001-b"),
+        ]

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 import app.core.adr.parse as parse_module
 from app.adapters import embeddings
-from app.core.adr import AdrParseError, parse_adr
+from app.core.adr import AdrParseError, canonical_id_key, fold_id, parse_adr
 from app.core.serde import to_dict
 from app.core.text import MAX_NON_STARTERS, cap_non_starters, nfkc, normalize, normalize_for_match
 
@@ -120,3 +120,29 @@ def test_nfkc_is_plain_nfkc_wherever_no_run_reaches_the_cap(text: str) -> None:
     if _longest_non_starter_run(text) <= MAX_NON_STARTERS:
         assert capped == text
         assert nfkc(text) == unicodedata.normalize("NFKC", text)
+
+
+# --- items 13 and 14: one folding of ids ------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("written", "shown", "key"),
+    [
+        ("ADR-0001", "ADR-0001", "ADR-1"),
+        ("ADR-0\u2060001", "ADR-0001", "ADR-1"),  # word joiner
+        ("ADR-\u200b0001\ufeff", "ADR-0001", "ADR-1"),  # zero-width space, BOM
+        ("AD\u00adR-0001", "ADR-0001", "ADR-1"),  # soft hyphen
+        ("ＡＤＲ-０００４", "ADR-0004", "ADR-4"),
+        ("ADR\u20130777", "ADR-0777", "ADR-777"),  # en dash
+        ("ADR\u20110444", "ADR-0444", "ADR-444"),  # non-breaking hyphen
+        ("ADR 0999", "ADR-0999", "ADR-999"),
+        ("adr-20260320-01", "ADR-20260320-01", "ADR-20260320-1"),
+    ],
+)
+def test_a_front_matter_id_is_folded_before_it_is_shown_or_compared(
+    written: str, shown: str, key: str
+) -> None:
+    adr = parse_adr("x.md", f"---\nid: {written}\n---\n# Use queues\n".encode())
+    assert adr.adr_id == shown
+    assert canonical_id_key(written) == canonical_id_key(shown) == key
+    assert fold_id(adr.adr_id) == adr.adr_id  # what is shown is already folded
