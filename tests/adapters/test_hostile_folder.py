@@ -131,3 +131,21 @@ def test_an_id_written_to_pass_for_another_is_deduplicated_as_that_id(tmp_path: 
             ("0001-use-postgres.md", "ADR-0001"),
             ("0005-mongo.md", "ADR-0001-b"),
         ]
+
+
+def test_the_apps_remote_folder_skips_the_same_hostile_files() -> None:
+    """The App reads the default branch through the API: a 4 kB past ADR with a huge integer or an
+    impostor id costs itself only there too."""
+    from app.adapters.remote_folder import BlobCache, load_remote_folder
+    from tests.fakes.github_port import MemoryGitHub
+
+    hostile = {
+        "docs/adr/0002-hex.md": f"---\ntags: {HEX}\n---\n# 2. Hex\n".encode(),
+        "docs/adr/0003-long-id.md": ("---\nid: ADR-" + "1" * 5_000 + "\n---\n# 3. Long\n").encode(),
+        "docs/adr/0004-impostor.md": "---\nid: ADR-0\u2060001\n---\n# 4. Impostor\n".encode(),
+    }
+    gh = MemoryGitHub(files={"main": {"docs/adr/0001-use-postgres.md": GOOD.encode(), **hostile}})
+    adrs, _notices = load_remote_folder(gh, "acme/shop", "main", "docs/adr", BlobCache())
+    ids = {a.path: a.adr_id for a in adrs}
+    assert ids["0001-use-postgres.md"] == "ADR-0001" and ids["0004-impostor.md"] == "ADR-0001-b"
+    assert ids["0002-hex.md"] == "ADR-0002" and len(ids["0003-long-id.md"]) == 5_004
