@@ -15,6 +15,7 @@ import sys
 from collections.abc import Mapping
 from typing import TextIO
 
+from app.core.results import internal_error
 from app.entrypoints.action_env import (
     FORK_NOTE,
     ActionError,
@@ -67,7 +68,7 @@ def run_action(
         rep.summary.append(f"**adr-review failed:** {md_text(str(exc))}")
     except Exception as exc:  # the last line of defence: report, never a bare traceback only
         log.exception("internal error")
-        rep.error(f"internal error: {type(exc).__name__}: {exc}", title="adr-review")
+        rep.error(internal_error(exc), title="adr-review")
         rep.summary.append(f"**adr-review failed:** internal error ({md_text(type(exc).__name__)})")
     try:
         rep.flush()

@@ -610,3 +610,19 @@ def test_after_a_crash_past_the_render_checkpoint_nothing_upstream_runs_again() 
     out = pr.run_target(t, d, memo_for(store, t.run_key))
     assert out.result == "created" and llm.counts() == paid  # no model call on the way to the comment
     assert ("render", "skipped-checkpoint") in [(a.stage, a.outcome) for a in store.attempts(t.run_key)]
+
+
+def test_an_internal_error_comment_names_its_kind_never_its_text(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An unexpected failure's message may hold a database error, a path or a value from an ADR: the
+    public comment says "internal error (its kind)", the log has the rest."""
+
+    def explode(*_args: Any, **_kwargs: Any) -> Any:
+        raise RuntimeError("AdminShutdown: terminating connection; password=hunter2 at /srv/secret")
+
+    monkeypatch.setattr(pr, "review_adr", explode)
+    gh = github(changed=(KAFKA,))
+    outs = run_inline(plan(pr_event(), gh, online=False).targets, deps(gh), SqliteStateStore(":memory:"))
+    assert outs[0].review is not None and outs[0].review.error == "internal error (RuntimeError)"
+    (comment,) = gh.comments[N]
+    assert "internal error (RuntimeError)" in comment.body
+    assert not any(word in comment.body for word in ("AdminShutdown", "hunter2", "/srv/secret"))
