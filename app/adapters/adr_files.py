@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from app.core.adr import Adr, AdrParseError, canonical_id_key, parse_adr
-from app.core.adr_paths import adr_stem, is_adr_candidate, select_adr_files
+from app.core.adr_paths import adr_stem, is_adr_candidate, is_markdown, select_adr_files
 from app.core.serde import SerdeError
 
 if TYPE_CHECKING:
@@ -196,3 +196,17 @@ def _parser_version() -> str:
     for source in (*parser, __file__, text.__file__, adr_paths.__file__):
         h.update(Path(str(source)).read_bytes())
     return h.hexdigest()[:16]
+
+
+def folder_listing(root: Path) -> list[str]:
+    """Every file under root for `adr-review list`, relative and sorted: symlinked folders are not
+    entered, a hidden folder is one entry ("x/.drafts/"), hidden files other than Markdown are left out."""
+    out: list[str] = []
+    for dirpath, dirnames, filenames in os.walk(root):
+        rel_dir = Path(dirpath).relative_to(root).as_posix()
+        prefix = "" if rel_dir == "." else rel_dir + "/"
+        hidden = [d for d in dirnames if d.startswith(".")]
+        dirnames[:] = [d for d in dirnames if not d.startswith(".")]
+        out += [f"{prefix}{d}/" for d in hidden]
+        out += [f"{prefix}{f}" for f in filenames if not f.startswith(".") or is_markdown(f)]
+    return sorted(out)
