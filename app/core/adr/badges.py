@@ -8,8 +8,8 @@ its alt text. Under a Status heading any image counts (its message, else its alt
 document head only a badge that says it is a status does: its label (`status`, `adr`, ...) or its alt
 text (`ADR status: accepted`, or the same status word as the message), so `![Date](.../date-2026--05--09)`
 or a build badge is never read as a status. Badges inside HTML comments (the commented-out alternatives
-of a template) and code blocks are not read. Every scan is linear and capped: a line is read up to
-MAX_SCAN characters, and the head up to HEAD_LINES lines.
+of a template) and code blocks are not read. Every scan is capped: at most HEAD_LINES lines of a
+section or of the head, MAX_SCAN characters in all, and each pattern's repeats are bounded.
 """
 
 from __future__ import annotations
@@ -24,14 +24,14 @@ from app.core.adr.sections import heading_key, heading_section
 from app.core.adr.vocabulary import META_LABELS
 
 HEAD_LINES = 80
-MAX_SCAN = 20_000
+MAX_SCAN = 8_000
 _STATUS_HEADINGS = frozenset({"status", "ステータス", "状態"})
 _STATUS_LABELS = frozenset({"status", "adr", "adr status", "state", "decision", "decision status"})
 _MD_IMAGE = re.compile(
     r"!\[([^\]\n]{0,300})\]\(\s*<?([^()\s<>]{1,2000})>?(?:\s+[\"'][^\"'\n]{0,300}[\"'])?\s*\)"
 )
-_HTML_IMAGE = re.compile(r"<img\b([^>]{0,3000})>", re.IGNORECASE)
-_ATTR = re.compile(r"""\b(alt|src)\s*=\s*(?:"([^"]{0,2000})"|'([^']{0,2000})')""", re.IGNORECASE)
+_HTML_IMAGE = re.compile(r"<img\b([^>]{0,500})>", re.IGNORECASE)
+_ATTR = re.compile(r"""\b(alt|src)\s*=\s*(?:"([^"]{0,500})"|'([^']{0,500})')""", re.IGNORECASE)
 _ALT_LABEL = re.compile(r"^\s*(?:adr\s+)?(?:status|state|ステータス|状態)\s*[:：]\s*(.+)$", re.IGNORECASE)
 _BADGE_HOSTS = ("img.shields.io", "shields.io", "badgen.net", "flat.badgen.net")
 
@@ -42,7 +42,7 @@ def badge_status(
     """The status text a badge states (as written: "Accepted"), or None."""
     for idx, h in enumerate(headings):
         if heading_key(h.text) in _STATUS_HEADINGS:
-            end = headings[idx + 1].line if idx + 1 < len(headings) else len(lines)
+            end = min(headings[idx + 1].line if idx + 1 < len(headings) else len(lines), h.end + HEAD_LINES)
             found = _first(_images(_source(lines, h.end, end, code)), anywhere=True)
             if found:
                 return found
@@ -85,8 +85,10 @@ def badge_text(url: str) -> tuple[str, str] | None:
 
 
 def _source(lines: list[str], start: int, end: int, code: set[int]) -> str:
-    """The lines start..end-1 outside code blocks, each capped, without HTML comments."""
-    text = "\n".join(lines[i][:MAX_SCAN] for i in range(start, min(end, len(lines))) if i not in code)
+    """The lines start..end-1 outside code blocks, at most MAX_SCAN characters, without HTML comments."""
+    text = "\n".join(lines[i][:MAX_SCAN] for i in range(start, min(end, len(lines))) if i not in code)[
+        :MAX_SCAN
+    ]
     out: list[str] = []
     pos = 0
     while True:
