@@ -16,6 +16,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "recall": ("recall", "recall the past ADRs related to a proposal"),
     "blind-spots": ("blindspots", "run recall and the blind-spot critics on one ADR (needs an API key)"),
     "index": ("index", "build or refresh the ADR index of a folder"),
+    "list": ("list", "list the ADRs of a folder as the tool reads them, and what it skipped and why"),
     "eval": (
         "eval",
         "score retrieval on a corpus (eval retrieval) or prompts on golden cases (eval prompts)",

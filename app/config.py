@@ -13,12 +13,23 @@ from typing import Literal
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+# The ADR folders real repositories use, most common first: each counted in a public code index as the
+# repositories holding `<folder>/0001-record-architecture-decisions.md` (adr-tools' first ADR), table and
+# method in docs/config.md. log4brains' default is docs/adr, MADR's docs/decisions. `adr_paths` overrides.
 DEFAULT_ADR_GLOBS = (
     "docs/adr/**",
-    "docs/decisions/**",
     "doc/adr/**",
-    "adr/**",
+    "docs/decisions/**",
+    "doc/architecture/decisions/**",
     "docs/architecture/decisions/**",
+    "adr/**",
+    "docs/adrs/**",
+    "docs/architecture/adr/**",
+    "decisions/**",
+    "adrs/**",
+    "docs/ADR/**",
+    "doc/decisions/**",
+    "architecture/decisions/**",
 )
 
 

@@ -101,11 +101,14 @@ def _files(col: dict[str, Any], folder: str, mirrors: Path) -> Iterator[tuple[st
     return None
 
 
-def _expected_id(rule: str, rel: str) -> str:
-    if rule == "stem":
-        return adr_stem(rel)
-    file_id = id_from_filename(rel)[0]
-    return file_id or adr_stem(rel)
+def _expected_id(rule: str, rel: str, taken: set[str]) -> str:
+    """The id a reader finds: the file number (or the stem, by the collection's rule); a later file that
+    repeats a number is known by its file name (`taken` holds the ids given so far, in path order)."""
+    expected = adr_stem(rel) if rule == "stem" else (id_from_filename(rel)[0] or adr_stem(rel))
+    if canonical_id_key(expected) in taken:
+        expected = adr_stem(rel)
+    taken.add(canonical_id_key(expected))
+    return expected
 
 
 def _target_name(target: str, by_id: dict[str, str]) -> str:
@@ -136,6 +139,7 @@ def measure(col: dict[str, Any], mirrors: Path) -> Tally | None:
         adrs = dedupe_ids(adrs)
         t.parsed += len(adrs)
         by_id = {canonical_id_key(a.adr_id): a.path for a in adrs}
+        taken: set[str] = set()
         for adr in adrs:
             key = prefix + adr.path
             expected_status = col["status"].get(key, col["default_status"])
@@ -146,7 +150,7 @@ def measure(col: dict[str, Any], mirrors: Path) -> Tally | None:
                 t.details.append(
                     f"status  {key}: {adr.status} (raw {adr.raw_status[:40]!r}), expected {expected_status}"
                 )
-            expected_id = _expected_id(col["ids"], adr.path)
+            expected_id = _expected_id(col["ids"], adr.path, taken)
             if canonical_id_key(adr.adr_id) != canonical_id_key(expected_id):
                 t.wrong_id += 1
                 t.details.append(f"id      {key}: {adr.adr_id}, expected {expected_id}")

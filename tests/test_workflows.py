@@ -1,20 +1,27 @@
 """The workflows and the action metadata, parsed: third-party actions pinned by commit SHA, the review
 job's gate decided before its concurrency group (evaluated on sample events with a small evaluator
-of GitHub's expression syntax), the release workflow's order of checks, and the version in step
+of GitHub's expression syntax; the `authorize` job's shell step run with bash and curl against the fake
+GitHub server's permission API), the release workflow's order of checks, and the version in step
 across pyproject.toml, action.yml and the build-from-source copy. None of it runs on GitHub here:
 these are the checks that can be made without it."""
 
 from __future__ import annotations
 
 import importlib.util
+import os
 import re
+import subprocess
+import textwrap
 import tomllib
+from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 import pytest
 import yaml
+
+from tests.fakes.github_server import FakeGitHubServer
 
 ROOT = Path(__file__).resolve().parents[1]
 WORKFLOWS = sorted((ROOT / ".github" / "workflows").glob("*.yml"))
@@ -120,6 +127,10 @@ def evaluate(expression: str, context: dict[str, Any]) -> Any:
             any(eq(i, x) for i in hay) if isinstance(hay, list) else str(x).lower() in str(hay).lower()
         ),
         "fromJSON": lambda s: json.loads(s),
+        # The job-status functions, for a run nobody cancelled and whose needed jobs did not fail.
+        "cancelled": lambda: False,
+        "always": lambda: True,
+        "success": lambda: True,
     }
 
     def primary() -> Any:
@@ -185,52 +196,169 @@ def test_the_evaluator_reads_expressions_like_github() -> None:
     assert evaluate("contains(fromJSON('[\"X\", \"Y\"]'), 'y')", ctx) is True
     assert evaluate("n.missing || 'fallback'", ctx) == "fallback"
     assert evaluate("(a.b != 'Hello') || (1 == 2)", ctx) is False
+    assert evaluate("a.b && !cancelled()", ctx) is True
 
 
 REVIEW = load(ROOT / ".github" / "workflows" / "adr-review.yml")
 JOB = REVIEW["jobs"]["review"]
+AUTHORIZE = REVIEW["jobs"]["authorize"]
+_EXPRESSION = re.compile(r"\$\{\{\s*(.*?)\s*\}\}")
 
 
 def event(name: str, **payload: Any) -> dict[str, Any]:
     return {"github": {"event_name": name, "event": payload}}
 
 
-def comment(body: str, association: str, sender: str = "User", on_pr: bool = True) -> dict[str, Any]:
+def comment(
+    body: str, association: str, sender: str = "User", on_pr: bool = True, login: str = "someone"
+) -> dict[str, Any]:
     issue: dict[str, Any] = {"number": 7, **({"pull_request": {"url": "u"}} if on_pr else {})}
     return event(
         "issue_comment",
         issue=issue,
-        comment={"body": body, "author_association": association},
-        sender={"type": sender},
+        comment={"body": body, "author_association": association, "user": {"login": login}},
+        sender={"type": sender, "login": login},
     )
+
+
+def render(value: str, ctx: dict[str, Any]) -> str:
+    """A `${{ ... }}` template as the runner fills it in (null -> empty)."""
+    return _EXPRESSION.sub(lambda m: str(evaluate(m.group(1), ctx) or ""), value)
+
+
+def run_job(job: dict[str, Any], ctx: dict[str, Any], tmp: Path) -> dict[str, str]:
+    """Run a job of `run:` steps as a Linux runner does (`bash -e`, each step's env rendered from the
+    context, GITHUB_OUTPUT read back) and return the job's outputs."""
+    steps: dict[str, Any] = {}
+    for i, step in enumerate(job["steps"]):
+        assert set(step) <= {"name", "id", "env", "run"}, "a container-free job: shell steps only"
+        output = tmp / f"output-{i}"
+        output.write_text("")
+        env = {k: render(str(v), ctx) for k, v in (step.get("env") or {}).items()}
+        env.update(PATH=os.environ["PATH"], HOME=str(tmp), GITHUB_OUTPUT=str(output))
+        script = tmp / f"step-{i}.sh"
+        script.write_text(step["run"])
+        done = subprocess.run(
+            ["bash", "-e", str(script)], env=env, capture_output=True, text=True, timeout=60, check=True
+        )
+        lines = output.read_text().splitlines()
+        outputs = dict(line.split("=", 1) for line in lines if "=" in line)
+        steps[step.get("id", f"step{i}")] = {"outputs": outputs, "log": done.stdout}
+    return {k: render(str(v), {**ctx, "steps": steps}) for k, v in (job.get("outputs") or {}).items()}
+
+
+def jobs_run(ctx: dict[str, Any], gh: FakeGitHubServer, tmp: Path) -> list[str]:
+    """The review workflow on one event: the jobs that start, in order, with `authorize` run for real
+    against the fake permission API when its `if:` passes (its outputs feed the review job's `if:`)."""
+    ctx = {**ctx, "github": {**ctx["github"], "repository": "o/r", "api_url": gh.base_url, "token": "ghs_x"}}
+    started = []
+    needs: dict[str, Any] = {"authorize": {"outputs": {}, "result": "skipped"}}
+    if evaluate(AUTHORIZE["if"], ctx):
+        started.append("authorize")
+        needs["authorize"] = {"outputs": run_job(AUTHORIZE, ctx, tmp), "result": "success"}
+    if evaluate(JOB["if"], {**ctx, "needs": needs}):
+        started.append("review")
+    return started
+
+
+@pytest.fixture
+def gh() -> Iterator[FakeGitHubServer]:
+    with FakeGitHubServer() as fake:
+        fake.seed(
+            {"repos": {"o/r": {"permissions": {"writer": "write", "admin": "admin", "reader": "read"}}}}
+        )
+        yield fake
+
+
+def _permission_asked(gh: FakeGitHubServer) -> list[str]:
+    return [p for _, p in gh.requests if p.endswith("/permission")]
 
 
 @pytest.mark.parametrize(
     ("ctx", "runs"),
     [
-        (event("pull_request", pull_request={"number": 7}, sender={"type": "User"}), True),
-        (event("pull_request", pull_request={"number": 7}, sender={"type": "Bot"}), False),
-        (comment("/adr-review", "OWNER"), True),
-        (comment("/adr-review recall", "MEMBER"), True),
-        (comment("/adr-review", "COLLABORATOR"), True),
-        (comment("/adr-review", "NONE"), False),  # a stranger
-        (comment("/adr-review", "CONTRIBUTOR"), False),
-        (comment("/adr-review", "FIRST_TIME_CONTRIBUTOR"), False),
-        (comment("looks good /adr-review", "OWNER"), False),  # not a command
-        (comment("/adr-review", "OWNER", sender="Bot"), False),
-        (comment("/adr-review", "OWNER", on_pr=False), False),  # a plain issue
+        (event("pull_request", pull_request={"number": 7}, sender={"type": "User"}), ["review"]),
+        (event("pull_request", pull_request={"number": 7}, sender={"type": "Bot"}), []),
+        (comment("/adr-review", "OWNER"), ["review"]),
+        (comment("/adr-review recall", "MEMBER"), ["review"]),
+        (comment("/adr-review", "COLLABORATOR"), ["review"]),
+        # GitHub shows a private org member as CONTRIBUTOR or NONE: the permission API decides.
+        (comment("/adr-review", "CONTRIBUTOR", login="writer"), ["authorize", "review"]),
+        (comment("/adr-review", "NONE", login="admin"), ["authorize", "review"]),
+        (comment("/adr-review", "FIRST_TIME_CONTRIBUTOR", login="writer"), ["authorize", "review"]),
+        (comment("/adr-review", "CONTRIBUTOR", login="reader"), ["authorize"]),  # read access only
+        (comment("/adr-review", "CONTRIBUTOR", login="stranger"), ["authorize"]),
+        (comment("/adr-review", "NONE", login="stranger"), ["authorize"]),
+        (comment("looks good /adr-review", "OWNER"), []),  # not a command
+        (comment("looks good /adr-review", "CONTRIBUTOR", login="writer"), []),
+        (comment("/adr-review", "OWNER", sender="Bot"), []),
+        (comment("/adr-review", "CONTRIBUTOR", sender="Bot", login="writer"), []),
+        (comment("/adr-review", "OWNER", on_pr=False), []),  # a plain issue
+        (comment("/adr-review", "CONTRIBUTOR", on_pr=False, login="writer"), []),
     ],
-    ids=lambda v: v if isinstance(v, bool) else "",
+    ids=lambda v: "+".join(v) if isinstance(v, list) else "",
 )
-def test_the_review_job_runs_only_for_accepted_events(ctx: dict[str, Any], runs: bool) -> None:
-    assert bool(evaluate(JOB["if"], ctx)) is runs
+def test_the_jobs_that_start_for_each_event(
+    ctx: dict[str, Any], runs: list[str], gh: FakeGitHubServer, tmp_path: Path
+) -> None:
+    assert jobs_run(ctx, gh, tmp_path) == runs
+    # The permission API is asked exactly when the association does not already say enough.
+    assert len(_permission_asked(gh)) == ("authorize" in runs)
+
+
+@pytest.mark.parametrize("permission", ["admin", "maintain", "write", "triage", "read", "none"])
+def test_the_authorize_job_admits_what_the_entrypoint_admits(
+    permission: str, gh: FakeGitHubServer, tmp_path: Path
+) -> None:
+    """The workflow's shell check and the entrypoint's rule (app/core/commands.py) agree on every
+    permission the API can report, so no command passes one and is refused by the other."""
+    from app.core.commands import is_authorized
+
+    gh.seed({"repos": {"o/r": {"permissions": {"pat": permission}}}})
+    started = jobs_run(comment("/adr-review", "CONTRIBUTOR", login="pat"), gh, tmp_path)
+    assert ("review" in started) is is_authorized("CONTRIBUTOR", permission)
+    assert _permission_asked(gh) == ["/repos/o/r/collaborators/pat/permission"]
+
+
+@pytest.mark.parametrize("status", [403, 404, 500])
+def test_a_permission_api_failure_runs_nothing_and_says_so(
+    status: int, gh: FakeGitHubServer, tmp_path: Path
+) -> None:
+    gh.failures.append({"route_regex": "/permission$", "status": status, "times": 1})
+    ctx = comment("/adr-review", "CONTRIBUTOR", login="writer")
+    assert jobs_run(ctx, gh, tmp_path) == ["authorize"]
+    assert "allowed=false" in (tmp_path / "output-0").read_text()
+
+
+def test_the_authorize_job_is_container_free_and_outside_the_concurrency_group() -> None:
+    """A stranger's command reaches only `authorize`: no image, no service container, no action (only
+    shell steps), no concurrency group. The review job needs it and holds the group."""
+    assert not {"container", "services", "concurrency"} & set(AUTHORIZE)
+    assert all("uses" not in step for step in AUTHORIZE["steps"])
+    assert AUTHORIZE["permissions"] == {"contents": "read"}
+    assert JOB["needs"] == "authorize"
+    step = AUTHORIZE["steps"][0]
+    assert "${{" not in step["run"]  # event data reaches the shell through env only
+    assert step["env"]["LOGIN"] == "${{ github.event.comment.user.login }}"
+
+
+def test_the_documented_workflow_gates_commands_as_this_one_does() -> None:
+    """docs/action.md's copy of the workflow has the same authorize job and the same review gate."""
+    docs = (ROOT / "docs" / "action.md").read_text(encoding="utf-8")
+    block = re.search(r"```yaml\n(\s*name: adr-review\n.*?)```", docs, re.DOTALL)
+    assert block
+    documented = yaml.safe_load(textwrap.dedent(block.group(1)))["jobs"]
+    assert documented["authorize"] == AUTHORIZE
+    assert documented["review"]["if"] == JOB["if"]
+    assert documented["review"]["needs"] == JOB["needs"]
+    assert documented["review"]["concurrency"] == JOB["concurrency"]
 
 
 def test_the_concurrency_group_applies_only_after_the_gate() -> None:
     """A workflow-level group is claimed before any job's `if:`; a job-level one after it. So the
-    group lives on the gated job, and nothing else in the workflow can cancel a review."""
+    group lives on the gated review job, and nothing else in the workflow can cancel a review."""
     assert "concurrency" not in REVIEW
-    assert set(REVIEW["jobs"]) == {"review"}
+    assert set(REVIEW["jobs"]) == {"authorize", "review"}
     group = JOB["concurrency"]
     assert group["cancel-in-progress"] is True
     assert "github.event.pull_request.number || github.event.issue.number" in group["group"]

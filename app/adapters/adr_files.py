@@ -2,9 +2,10 @@
 that leave the folder are reported and not followed.
 
 Id rule: inside one folder the first file (by sorted relative path) keeps its canonical id; a later
-file whose id collides gets a letter suffix, "ADR-0095" -> "ADR-0095-b", then "-c", ... The suffix is
-not numeric, so canonical_id_key() keeps it distinct ("adr-0095-b") instead of collapsing it onto the
-first file. Real corpora need this: Kuma reused numbers 095, 096, 100 and 103.
+file whose id collides is shown under its file name, the stem a user can find and type
+("095-mesh-scoped-zone-ingress", or the folder's name for `<slug>/index.md`; its path without the
+extension if that is taken too), never an invented id, and says so in its notes. Real corpora need
+this: Kuma reused numbers 095, 096, 100 and 103.
 """
 
 from __future__ import annotations
@@ -13,13 +14,13 @@ import dataclasses
 import fnmatch
 import hashlib
 import os
-import string
+import posixpath
 from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from app.core.adr import Adr, AdrParseError, canonical_id_key, parse_adr
-from app.core.adr_paths import is_adr_candidate, printable_path, select_adr_files
+from app.core.adr_paths import adr_stem, is_adr_candidate, is_markdown, printable_path, select_adr_files
 from app.core.serde import SerdeError
 
 if TYPE_CHECKING:
@@ -124,33 +125,26 @@ def load_adr_folder(
 
 
 def dedupe_ids(adrs: list[Adr]) -> list[Adr]:
-    """Make ids unique: the first keeps its id, later duplicates get "-b", "-c", ... (see module doc)."""
+    """Make ids unique: the first keeps its id, a later duplicate takes its file's name (module doc)."""
     taken = {canonical_id_key(a.adr_id) for a in adrs}
-    seen: set[str] = set()
+    first: dict[str, Adr] = {}
     out: list[Adr] = []
     for adr in adrs:
         key = canonical_id_key(adr.adr_id)
-        if key not in seen:
-            seen.add(key)
+        if key not in first:
+            first[key] = adr
             out.append(adr)
             continue
-        new_id = _next_free(adr.adr_id, taken)
+        stem = posixpath.splitext(adr.path)[0]
+        new_id = next(
+            (c for c in (adr_stem(adr.path), stem, adr.path) if canonical_id_key(c) not in taken), adr.path
+        )
         taken.add(canonical_id_key(new_id))
-        seen.add(canonical_id_key(new_id))
+        first.setdefault(canonical_id_key(new_id), adr)
+        note = f"{adr.adr_id} is also the id of {first[key].path}: this file is listed as {new_id}"
         extra = {**adr.extra, "original_id": adr.adr_id}
-        out.append(dataclasses.replace(adr, adr_id=new_id, extra=extra))
+        out.append(dataclasses.replace(adr, adr_id=new_id, extra=extra, notes=(*adr.notes, note)))
     return out
-
-
-def _next_free(adr_id: str, taken: set[str]) -> str:
-    for letter in string.ascii_lowercase[1:]:
-        cand = f"{adr_id}-{letter}"
-        if canonical_id_key(cand) not in taken:
-            return cand
-    n = 2
-    while canonical_id_key(f"{adr_id}-x{n}") in taken:
-        n += 1
-    return f"{adr_id}-x{n}"
 
 
 def load_adr_folder_cached(
@@ -220,3 +214,17 @@ def _parser_version() -> str:
     for source in (*parser, __file__, text.__file__, adr_paths.__file__):
         h.update(Path(str(source)).read_bytes())
     return h.hexdigest()[:16]
+
+
+def folder_listing(root: Path) -> list[str]:
+    """Every file under root for `adr-review list`, relative and sorted: symlinked folders are not
+    entered, a hidden folder is one entry ("x/.drafts/"), hidden files other than Markdown are left out."""
+    out: list[str] = []
+    for dirpath, dirnames, filenames in os.walk(root):
+        rel_dir = Path(dirpath).relative_to(root).as_posix()
+        prefix = "" if rel_dir == "." else rel_dir + "/"
+        hidden = [d for d in dirnames if d.startswith(".")]
+        dirnames[:] = [d for d in dirnames if not d.startswith(".")]
+        out += [f"{prefix}{d}/" for d in hidden]
+        out += [f"{prefix}{f}" for f in filenames if not f.startswith(".") or is_markdown(f)]
+    return sorted(out)

@@ -272,7 +272,7 @@ def successor_of(adr: Adr, folder: Sequence[Adr]) -> str | None:
     """
     for link in adr.links:
         if link.kind == "superseded_by":
-            return _resolve(link.target, folder)
+            return resolve_target(link.target, folder)
     own = canonical_id_key(adr.adr_id)
     name = posixpath.basename(adr.path)
     for other in folder:
@@ -288,7 +288,8 @@ def successor_of(adr: Adr, folder: Sequence[Adr]) -> str | None:
     return None
 
 
-def _resolve(target: str, folder: Sequence[Adr]) -> str:
+def resolve_target(target: str, folder: Sequence[Adr]) -> str:
+    """The id of the folder's ADR a link target names (an id or a file name); the target if none."""
     key = canonical_id_key(target)
     base = posixpath.basename(target)
     for other in folder:

@@ -74,27 +74,43 @@ def test_load_folder_reports_bad_files_and_keeps_going(tmp_path: Path) -> None:
     ]
 
 
-def test_duplicate_ids_keep_the_first_and_suffix_later_ones(tmp_path: Path) -> None:
+def test_duplicate_ids_keep_the_first_and_show_later_ones_by_their_file_name(tmp_path: Path) -> None:
     _write(tmp_path, "095-mesh-opentelemetry-backend.md", "# OTel backend\n\n## Decision\n\nA.\n")
     _write(tmp_path, "095-mesh-scoped-zone-ingress.md", "# Zone ingress\n\n## Decision\n\nB.\n")
     _write(tmp_path, "0095-third.md", "# Third\n\n## Decision\n\nC.\n")
     _write(tmp_path, "096-other.md", "# Other\n\n## Decision\n\nD.\n")
+    _write(tmp_path, "sub/095-mesh-scoped-zone-ingress.md", "# Again\n\n## Decision\n\nE.\n")
+    _write(tmp_path, "0097-xy/index.md", "# Folder ADR\n\n## Decision\n\nF.\n")
+    _write(tmp_path, "0097-y.md", "# Flat\n\n## Decision\n\nG.\n")
 
     adrs, errors = load_adr_folder(tmp_path)
 
     assert not errors
     ids = {a.path: a.adr_id for a in adrs}
-    # Sorted by path: "0095-third.md" < "095-mesh-o..." < "095-mesh-s..."
+    # Sorted by path: "0095-third.md" < "095-mesh-o..." < "095-mesh-s..." < "sub/..."
     assert ids == {
         "0095-third.md": "ADR-0095",
-        "095-mesh-opentelemetry-backend.md": "ADR-0095-b",
-        "095-mesh-scoped-zone-ingress.md": "ADR-0095-c",
+        "095-mesh-opentelemetry-backend.md": "095-mesh-opentelemetry-backend",
+        "095-mesh-scoped-zone-ingress.md": "095-mesh-scoped-zone-ingress",
         "096-other.md": "ADR-0096",
+        "sub/095-mesh-scoped-zone-ingress.md": "sub/095-mesh-scoped-zone-ingress",  # its stem was taken
+        "0097-xy/index.md": "ADR-0097",
+        "0097-y.md": "0097-y",
     }
     keys = [canonical_id_key(a.adr_id) for a in adrs]
     assert len(set(keys)) == len(keys)
-    renamed = next(a for a in adrs if a.adr_id == "ADR-0095-b")
-    assert renamed.extra["original_id"] == "ADR-0095"
+    for adr in adrs:
+        if adr.adr_id.startswith("ADR-"):
+            assert not adr.notes
+            continue
+        # Never an invented id: what is shown is the file's name or path, which the user can find.
+        assert adr.path.startswith(adr.adr_id)
+        assert adr.extra["original_id"] in ("ADR-0095", "ADR-0097")
+        (note,) = adr.notes
+        assert note.startswith(adr.extra["original_id"] + " is also the id of ") and adr.adr_id in note
+    assert next(a for a in adrs if a.path == "0097-y.md").notes == (
+        "ADR-0097 is also the id of 0097-xy/index.md: this file is listed as 0097-y",
+    )
 
 
 def test_kuma_reused_numbers_get_unique_ids() -> None:
@@ -105,9 +121,9 @@ def test_kuma_reused_numbers_get_unique_ids() -> None:
     assert len(set(keys)) == len(keys)
     by_path = {a.path: a.adr_id for a in adrs}
     assert by_path["095-mesh-opentelemetry-backend.md"] == "ADR-0095"
-    assert by_path["095-mesh-scoped-zone-ingress-egress.md"] == "ADR-0095-b"
+    assert by_path["095-mesh-scoped-zone-ingress-egress.md"] == "095-mesh-scoped-zone-ingress-egress"
     assert by_path["100-otel-env-bootstrap-runtime.md"] == "ADR-0100"
-    assert by_path["100-zone-egress-endpoint-storage.md"] == "ADR-0100-b"
+    assert by_path["100-zone-egress-endpoint-storage.md"] == "100-zone-egress-endpoint-storage"
 
 
 def test_every_corpus_folder_loads_without_errors() -> None:

@@ -661,7 +661,7 @@ def test_language(text: str, language: str) -> None:
         ("ADR_071", "adr-71", True),
         ("ADR-20260320-01", "adr-20260320-1", True),
         ("ADR-0071", "ADR-0072", False),
-        ("ADR-0095", "ADR-0095-b", False),  # the folder loader's disambiguated id
+        ("ADR-0095", "095-mesh-scoped-zone-ingress", False),  # the folder loader's name for a duplicate
         ("ADR-20260320-01", "ADR-20260320-02", False),
         ("0012-foo.md", "0012-FOO.md", True),  # not an id: compared case-folded
     ],

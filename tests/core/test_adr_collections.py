@@ -101,6 +101,35 @@ EXPECTED: dict[str, dict[str, tuple[str, str, tuple[AdrLink, ...]]]] = {
     },
     "route06-actions": {"001-adrの導入.md": ("ADR-0001", "accepted", ())},  # "- [x] 承認" in a task list
     "kzmshx-mcp-template": {"0002-use-fastmcp-framework.md": ("ADR-0002", "accepted", ())},
+    # Statuses as shields.io badges under "## Status" (0023: the word); two files numbered 0020.
+    "dfe-buy-for-your-school": {
+        "0001-record-architecture-decisions.md": ("ADR-0001", "accepted", ()),
+        "0003-use-standard-rb.md": (
+            "ADR-0003",
+            "superseded",
+            (AdrLink("superseded_by", "0016-use-rubocop-govuk-for-code-linting.md"),),
+        ),
+        "0005-use-bullet-to-catch-nplus1-queries.md": (
+            "ADR-0005",
+            "superseded",  # a "Superseded" badge above "Superseded by [ADR-0032](...)"
+            (AdrLink("superseded_by", "0032-remove-bullet-gem.md"),),
+        ),
+        "0016-use-rubocop-govuk-for-code-linting.md": (
+            "ADR-0016",
+            "accepted",
+            (AdrLink("supersedes", "0003-use-standard-rb.md"),),
+        ),
+        "0020-use-accessible-autocomplete-for-autocomplete-fields.md": ("ADR-0020", "accepted", ()),
+        # The second 0020 is known by its file name, never by an invented id.
+        "0020-use-contentful-for-page-content.md": ("0020-use-contentful-for-page-content", "accepted", ()),
+        "0023-use-scenic-to-manage-database-views.md": ("ADR-0023", "accepted", ()),
+        "0032-remove-bullet-gem.md": (
+            "ADR-0032",
+            "accepted",
+            (AdrLink("supersedes", "0005-use-bullet-to-catch-nplus1-queries.md"),),
+        ),
+        "0037-remove-vcr-gem-and-cassettes.md": ("ADR-0037", "accepted", ()),
+    },
 }
 
 

@@ -254,3 +254,40 @@ def test_select_adrs_and_roots() -> None:
     paths = ["adr/1.md", "adr/1.md", "doc/adr/2.markdown", "docs/x.md", "docs/decisions/3.MD"]
     assert select_adrs(paths, DEFAULT_ADR_GLOBS) == ["adr/1.md", "doc/adr/2.markdown", "docs/decisions/3.MD"]
     assert adr_glob_roots(["docs/adr/**", "**/adr/*.md", "adr"]) == ["", "adr", "docs/adr"]
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "docs/adr/0001-record-architecture-decisions.md",  # log4brains' default too
+        "doc/adr/0001-record-architecture-decisions.md",  # adr-tools' `adr init` default
+        "docs/decisions/0000-use-markdown-architectural-decision-records.md",  # MADR
+        "doc/architecture/decisions/0001-record-architecture-decisions.md",  # adr-tools' own repository
+        "docs/architecture/decisions/0002-use-postgres.md",
+        "adr/0003-x.md",
+        "docs/adrs/0004-x.md",
+        "docs/architecture/adr/0005-x.md",
+        "decisions/0006-x.md",
+        "adrs/0007-x.md",
+        "docs/ADR/0008-x.md",
+        "doc/decisions/0009-x.md",
+        "architecture/decisions/0010-x.md",
+    ],
+)
+def test_the_default_adr_paths_cover_the_layouts_real_repositories_use(path: str) -> None:
+    assert select_adrs([path], DEFAULT_ADR_GLOBS) == [path]
+
+
+def test_the_default_adr_paths_are_the_documented_ones() -> None:
+    """docs/config.md spells out the defaults; the README and docs/action.md name the first of them."""
+    import yaml
+
+    root = Path(__file__).resolve().parents[2]
+    config_doc = (root / "docs" / "config.md").read_text(encoding="utf-8")
+    block = config_doc.split("```yaml\n", 1)[1].split("```", 1)[0]
+    assert tuple(yaml.safe_load(block)["adr_paths"]) == DEFAULT_ADR_GLOBS
+    for glob in DEFAULT_ADR_GLOBS:
+        assert f"| `{glob.removesuffix('/**')}`" in config_doc, glob  # in the table, with its count
+    for doc in ("README.md", "docs/action.md"):
+        assert "doc/architecture/decisions/" in (root / doc).read_text(encoding="utf-8"), doc
+    assert select_adrs(["docs/adr/0001-a.md", "src/adr/0001-a.md"], ["src/adr/**"]) == ["src/adr/0001-a.md"]

@@ -180,15 +180,23 @@ def normalize_status(raw: str) -> Status:
 
 
 def find_status(
-    front: Mapping[str, Any], meta: Mapping[str, str], doc: MarkdownDoc, headings: list[Heading], n_lines: int
+    front: Mapping[str, Any],
+    meta: Mapping[str, str],
+    doc: MarkdownDoc,
+    headings: list[Heading],
+    n_lines: int,
+    badge: str | None = None,
 ) -> tuple[str, Status]:
-    """(raw status as written, normalised status) from front matter, metadata or a Status section."""
+    """(raw status as written, normalised status) from front matter, metadata, a Status section or a
+    status badge (app/core/adr/badges.py)."""
     candidates: list[str] = []
     section_status = _status_section_text(doc, headings, n_lines)
     if "status" in meta:
         candidates.append(meta["status"])
     if section_status:
         candidates.append(section_status)
+    if badge:
+        candidates.append(badge)
     fm_status = str_value(front.get("status"))
     if fm_status is None and isinstance(front.get("tags"), list):
         tagged = [t for t in front["tags"] if normalize_status(str(t)) != "unknown"]

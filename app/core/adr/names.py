@@ -131,3 +131,18 @@ def title_from_filename(path: str) -> str:
     stem = _FILE_PREFIX.sub("", stem)
     words = re.sub(r"[-_]+", " ", stem).strip()
     return (words[:1].upper() + words[1:]) if words else posixpath.basename(path)
+
+
+_PAGE_SLUG = re.compile(r"[a-z0-9]+(?:[-_/.][a-z0-9]+)*")
+_SLUG_NUMBER = re.compile(r"(?<![a-z0-9])m?adr[-_ ]?(\d{1,5})(?!\d)")
+
+
+def front_matter_id(raw: str | None) -> tuple[str | None, str | None]:
+    """(id, number id of a page slug) from a front matter `id`. Docusaurus and similar sites use `id`
+    for the page's slug (`adrs-adr014`), which is no ADR id: a lower-case slug that is not `adr-14` gives
+    no id, only the number it names ("ADR-0014"), used when the file name and the title name none."""
+    formatted = format_id(raw)
+    if not formatted or ID_KEY.match(formatted) or not _PAGE_SLUG.fullmatch(formatted):
+        return formatted, None
+    m = _SLUG_NUMBER.search(formatted)
+    return None, format_id(m.group(1)) if m else None

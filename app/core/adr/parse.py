@@ -8,6 +8,7 @@ import codecs
 import hashlib
 import re
 
+from app.core.adr.badges import badge_status
 from app.core.adr.fields import (
     collect_metadata,
     extra_fields,
@@ -24,7 +25,7 @@ from app.core.adr.model import Adr, AdrParseError, Language
 from app.core.adr.names import (
     canonical_id_key,
     fold_id,
-    format_id,
+    front_matter_id,
     id_from_filename,
     number_of,
     title_from_filename,
@@ -81,16 +82,20 @@ def _parse(path: str, data: bytes, max_bytes: int) -> Adr:
     # A plain-text export may carry web-page chrome above its title line: metadata starts at the title.
     plain = not any(h.markdown for h in headings)
     meta = collect_metadata(lines, headings, start=title_line if plain and title_line is not None else 0)
-    if title_raw is None and fm_title:
-        title_raw = fm_title
+    # The front matter title is the page's title where the body has no H1 (Docusaurus renders it as one).
+    if fm_title and not any(h.line == title_line and h.level == 1 and h.markdown for h in headings):
+        title_raw, title_line = fm_title, None
     file_id, number = id_from_filename(path)
     title_id, title = split_title_id(title_raw, number) if title_raw else (None, None)
-    fm_id = format_id(fold_id(str_value(front.get("id")) or ""))
+    front_id = fold_id(str_value(front.get("id")) or "") or None
+    fm_id, slug_id = front_matter_id(front_id)  # Docusaurus' `id: adrs-adr014` is a page slug
     # Precedence: front matter id > the file name's number (what links point at; a copy-pasted "# 3."
     # title or Tendermint's adr-021 titled "ADR 012" must not take another ADR's id) > an id in the title.
     if not fm_id and file_id and title_id and canonical_id_key(file_id) != canonical_id_key(title_id):
         notes.append(f"the title says {title_id} but the file name says {file_id}: {file_id} is used")
-    adr_id = fold_id(fm_id or file_id or title_id or adr_stem(path))
+    adr_id = fold_id(fm_id or file_id or title_id or slug_id or adr_stem(path))
+    if front_id and fm_id is None:
+        notes.append(f"the front matter id {front_id[:80]!r} is a page slug, not an ADR id: {adr_id} is used")
     id_number = number_of(adr_id)
     if id_number is not None:
         number = id_number
@@ -101,7 +106,8 @@ def _parse(path: str, data: bytes, max_bytes: int) -> Adr:
 
     markdown = is_markdown_path(path)
     sections, spans = extract_sections(lines, headings, skip_line=title_line)
-    raw_status, status = find_status(front, meta, doc, headings, len(lines))
+    badge = badge_status(lines, headings, doc.code_lines(), title_line)
+    raw_status, status = find_status(front, meta, doc, headings, len(lines), badge)
     summary_blocks = doc.blocks if markdown else plain_blocks(body)
     summary = make_summary(spans, summary_blocks, headings, title_line, plain=not markdown) or title
     links = find_links(path, adr_id, front, [raw_status], doc.blocks)
