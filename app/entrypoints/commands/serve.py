@@ -67,6 +67,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--lease-ttl", type=float, help="seconds (ADR_REVIEW_LEASE_TTL_S, default 300)")
     parser.add_argument(
+        "--shutdown-wait",
+        type=float,
+        help="seconds a stopping worker waits for the stages in flight (ADR_REVIEW_SHUTDOWN_WAIT_S, default 10)",
+    )
+    parser.add_argument(
         "--stall-after", type=float, help="watchdog seconds (ADR_REVIEW_STALL_AFTER_S, default 3600)"
     )
     parser.add_argument("--max-attempts", type=int, help="per run (ADR_REVIEW_MAX_ATTEMPTS, default 3)")
@@ -98,6 +103,7 @@ def run(args: argparse.Namespace) -> int:
     port = args.port if args.port is not None else settings.port
     workers = args.workers if args.workers is not None else settings.workers
     lease_ttl = args.lease_ttl or settings.lease_ttl_s
+    shutdown_wait = args.shutdown_wait if args.shutdown_wait is not None else settings.shutdown_wait_s
     stall_after = args.stall_after or settings.stall_after_s
     max_attempts = args.max_attempts or settings.max_attempts
     web = args.role in ("all", "web")
@@ -110,6 +116,14 @@ def run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
+
+    if workers > 0:
+        from app.pipeline.worker import lease_problem
+
+        problem = lease_problem(lease_ttl, shutdown_wait)
+        if problem is not None:
+            print(f"adr-review serve: {problem}; refusing to start.", file=sys.stderr)
+            return 2
 
     store, db = open_store(settings, args.db)
     if settings.chroma_url:
@@ -131,6 +145,7 @@ def run(args: argparse.Namespace) -> int:
                 stall_after_s=stall_after,
                 poll_s=args.poll,
                 retry_backoff_s=settings.retry_backoff_s,
+                shutdown_wait_s=shutdown_wait,
             ),
         ).start(workers)
         log.info("workers_started", extra={"workers": workers, "db": db, "lease_ttl_s": lease_ttl})
