@@ -167,7 +167,7 @@ def keep_catching_up(
     the store's lock for is skipped (what it finds is stored for both)."""
     while True:
         try:
-            if locks.try_lock(CATCH_UP_LOCK, owner, max(600.0, 2 * every_s)):
+            if locks.try_lock(CATCH_UP_LOCK, owner, max(30.0, 2 * every_s)):  # a dead holder's: 2 periods
                 try:
                     report = catch.run(clock())
                 finally:
