@@ -355,10 +355,13 @@ class AppSettings(BaseSettings):
     chroma_token: str | None = None  # sent as `Authorization: Bearer` when the server wants one
     store_dir: Path = Path(".adr-review")
     lease_ttl_s: float = 300.0  # a dead worker's run is reclaimed after this; renewed every ttl/3
+    # SIGTERM: how long a worker waits for the stages in flight; the lease TTL must be >= 1.5 x this
+    shutdown_wait_s: float = Field(default=10.0, ge=0)
     max_attempts: int = 3  # then the run is failed with its last error
     retry_backoff_s: float = 30.0
     stall_after_s: float = 3600.0  # watchdog: a running run without stage progress this long fails
-    catch_up: bool = True  # list recent App deliveries on start and redeliver failed ones we lack
+    catch_up: bool = True  # list recent App deliveries and redeliver failed ones we lack: on start, then
+    catch_up_every_s: float = Field(default=120.0, gt=0)  # ... every this often, in every web process
     catch_up_window_s: float = 3 * 86400.0  # GitHub keeps deliveries for 3 days
     # A body is buffered before its signature is checked: the cap and the concurrency limit bound what
     # unauthenticated requests can make the server hold (max_connections x max_body_bytes). Real

@@ -48,6 +48,23 @@ class Cluster:
         _run_as_owner([str(self.bindir / "pg_ctl"), "-D", str(self.root / "data"), "-m", "immediate", "stop"])
         shutil.rmtree(self.root, ignore_errors=True)
 
+    def restart(self) -> None:
+        """`pg_ctl restart -m fast`, as an operator does: every connection is cut (AdminShutdown), and
+        the server is back a moment later on the same port."""
+        self._pg_ctl("-l", str(self.root / "server.log"), "-m", "fast", "-w", "restart")
+
+    def halt(self) -> None:
+        """The server down (`pg_ctl stop -m fast`) until `resume()`: a longer outage than a restart."""
+        self._pg_ctl("-m", "fast", "-w", "stop")
+
+    def resume(self) -> None:
+        _pg_ctl_start(self.bindir, self.root, self.port)
+
+    def _pg_ctl(self, *args: str) -> None:
+        done = _run_as_owner([str(self.bindir / "pg_ctl"), "-D", str(self.root / "data"), *args])
+        if done.returncode != 0:
+            raise RuntimeError(f"pg_ctl {' '.join(args)} failed: {done.stderr}")
+
 
 def find_bindir() -> Path | None:
     """Where initdb and pg_ctl live: Debian keeps them in /usr/lib/postgresql/<version>/bin."""
@@ -87,6 +104,12 @@ def start_cluster() -> Cluster:
         raise RuntimeError(f"initdb failed: {done.stderr}")
     _run_as_owner(["mkdir", str(sockets)])
     port = _free_port()
+    _pg_ctl_start(bindir, root, port)
+    return Cluster(root, port, bindir)
+
+
+def _pg_ctl_start(bindir: Path, root: Path, port: int) -> None:
+    data, sockets = root / "data", root / "sockets"
     options = (
         f"-p {port} -k {sockets} -c listen_addresses=127.0.0.1 -c max_connections=300 "
         "-c fsync=off -c synchronous_commit=off -c full_page_writes=off"
@@ -107,7 +130,6 @@ def start_cluster() -> Cluster:
     if done.returncode != 0:
         log = (root / "server.log").read_text(errors="replace") if (root / "server.log").exists() else ""
         raise RuntimeError(f"pg_ctl start failed: {done.stderr}\n{log}")
-    return Cluster(root, port, bindir)
 
 
 @pytest.fixture(scope="session")

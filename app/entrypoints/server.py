@@ -8,7 +8,9 @@ a body is buffered before its signature can be checked, so the cap and the serve
 transaction; the review itself runs on the worker threads (app/pipeline/worker.py). Answers:
 401 bad or missing signature (nothing stored) · 400 missing delivery headers or a body that is not JSON
 · 413 body over the cap · 204 an event or action we do not handle · 202 stored (or a duplicate of a stored
-delivery: `"duplicate": true`, nothing new queued).
+delivery: `"duplicate": true`, nothing new queued) · 503 the store stayed unavailable through the retries
+(STORE_RETRY_WAITS_S: a database blip is ridden out inside GitHub's 10 s; after that the delivery is
+logged by id, `webhook_store_failed`, and catch-up asks GitHub for it again).
 Imported only by `adr-review serve`: Starlette stays out of every other command.
 """
 
@@ -17,7 +19,7 @@ from __future__ import annotations
 import json
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -31,6 +33,7 @@ from app.core.webhook_signature import verify
 from app.entrypoints.report_http import report_routes
 from app.pipeline.intake import delivery_record, intake
 from app.pipeline.ports import RunQueue
+from app.pipeline.queue import Accepted, Delivery, RunSpec
 from app.pipeline.state_ports import FeedbackLog
 
 log = logging.getLogger("adr_review.server")
@@ -39,6 +42,11 @@ GITHUB_MAX_BODY = 25 * 1024 * 1024  # what GitHub may send at most
 # What the events we handle need: a pull_request or issue_comment payload is tens of KiB; the largest
 # parts, a PR body and a comment body, are 65,536 characters each (256 KiB in UTF-8 at worst).
 DEFAULT_MAX_BODY = 1024 * 1024
+# Waits between attempts to store a delivery (the write is one idempotent transaction, so a retry
+# cannot store it twice), and the time all attempts may take: the answer stays inside the 10 s GitHub
+# waits for it, even when an attempt hangs waiting for a connection.
+STORE_RETRY_WAITS_S = (0.05, 0.1, 0.2, 0.5, 1.0, 2.0)
+STORE_BUDGET_S = 7.0
 
 
 class _TooLarge(Exception):
@@ -125,7 +133,16 @@ def create_app(
             )
             return Response(status_code=204)
         record = delivery_record(hook_id, delivery_id, event, body, result)
-        accepted = await anyio.to_thread.run_sync(queue.accept_delivery, record, result.runs)
+        try:
+            accepted = await _store(queue, record, result.runs)
+        except Exception as exc:
+            log.error(
+                "webhook_store_failed",
+                extra={"delivery": delivery_id, "event": event, "error": f"{type(exc).__name__}: {exc}"},
+            )
+            return JSONResponse(
+                {"error": "the store is unavailable; try again", "delivery": delivery_id}, status_code=503
+            )
         if accepted.new_runs and on_enqueued is not None:
             on_enqueued()
         log.info(
@@ -159,6 +176,33 @@ def create_app(
             *report_routes(feedback, report_token),
         ]
     )
+
+
+async def _store(queue: RunQueue, record: Delivery, runs: Sequence[RunSpec]) -> Accepted:
+    """accept_delivery, retried with a short back-off: a store that drops its connections for a moment
+    (a database restart or failover) costs the answer a few seconds, not the delivery."""
+    deadline = anyio.current_time() + STORE_BUDGET_S
+    for attempt, wait in enumerate((*STORE_RETRY_WAITS_S, None), start=1):
+        try:
+            # an attempt past the budget is left behind: if it commits later, the delivery is stored
+            # (catch-up then finds it and asks for nothing) and a redelivery is a duplicate
+            with anyio.fail_after(max(0.05, deadline - anyio.current_time())):
+                return await anyio.to_thread.run_sync(
+                    queue.accept_delivery, record, runs, abandon_on_cancel=True
+                )
+        except Exception as exc:
+            if wait is None or anyio.current_time() + wait >= deadline:
+                raise
+            log.warning(
+                "webhook_store_retry",
+                extra={
+                    "delivery": record.delivery_id,
+                    "attempt": attempt,
+                    "error": f"{type(exc).__name__}: {exc}",
+                },
+            )
+            await anyio.sleep(wait)
+    raise AssertionError("unreachable")  # pragma: no cover
 
 
 def _sha1_only(request: Request) -> bool:

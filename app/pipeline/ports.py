@@ -106,9 +106,11 @@ def no_memo(stage: str, compute: Callable[[], dict[str, Any]], key: str | None =
     return compute()
 
 
-class RunAbandoned(Exception):
+class RunAbandoned(BaseException):
     """The run is no longer ours to finish: cancelled, failed by the watchdog, the lease was lost, or
-    re-keyed. Raised by a lifecycle's checks (the App's worker); the shared use case lets it through."""
+    re-keyed. Raised by a lifecycle's checks (the App's worker). A BaseException, like asyncio's
+    CancelledError: the advisory stages' `except Exception` (a failed model call degrades to a
+    fallback) never mistakes a cancellation for a failure, so a cancelled run degrades nothing."""
 
 
 # --- Durable state (seed 004): the StateStore port and its parts live in app/pipeline/state_ports.py

@@ -11,8 +11,14 @@ checkpoint memo, and settle it in a terminal state (seed 004 / ADR-0116's kill m
   with the error; a worker killed mid-run leaves its lease to expire and the run is reclaimed by
   anyone, resuming at its first unfinished stage. A run claimed more often than max_attempts (its
   workers kept dying) is failed.
-- Heartbeat renews the leases of the runs in progress every ttl/3; the watchdog fails runs with no stage
-  progress for `stall_after_s` (default 60 min) and flags them `stalled_by_watchdog`.
+- Heartbeat renews the leases of the runs in progress every ttl/3, until the worker threads have stopped:
+  during a shutdown a run still in progress stays this process's, so nobody takes it over (and pays its
+  stages again) while it still runs. The watchdog fails runs with no stage progress for `stall_after_s`
+  (default 60 min) and flags them `stalled_by_watchdog`.
+- Shutdown (`stop`): no new claims; a run in progress stops at its next stage boundary (the stage in
+  flight finishes and is checkpointed), is recorded `interrupted: worker shut down` and its lease freed,
+  so another worker resumes it at once with nothing paid twice. Runs still in a stage after
+  `shutdown_wait_s` are recorded and freed the same way (that one stage is paid again).
 """
 
 from __future__ import annotations
@@ -41,6 +47,25 @@ class WorkerConfig:
     poll_s: float = 1.0
     batch: int = 8
     watchdog_every_s: float = 60.0
+    shutdown_wait_s: float = 10.0  # how long stop() waits for a stage in flight
+
+
+def lease_problem(lease_ttl_s: float, shutdown_wait_s: float) -> str | None:
+    """Why a lease TTL is too short for the shutdown wait, or None. The heartbeat renews every ttl/3,
+    so a lease has at least 2/3 of its TTL left at any moment: that must outlast the wait, or a store
+    that refuses the renewals during a shutdown lets another worker take over a run still in progress
+    here (and pay its stages a second time)."""
+    if lease_ttl_s * 2 / 3 >= shutdown_wait_s:
+        return None
+    return (
+        f"the lease TTL ({lease_ttl_s:g} s, ADR_REVIEW_LEASE_TTL_S / --lease-ttl) is too short for the "
+        f"shutdown wait ({shutdown_wait_s:g} s, ADR_REVIEW_SHUTDOWN_WAIT_S / --shutdown-wait): it must be "
+        f"at least 1.5 x the wait ({shutdown_wait_s * 1.5:g} s), or the wait shorter"
+    )
+
+
+class RunInterrupted(RunAbandoned):
+    """The worker is shutting down: the run stops at this stage boundary and is handed back."""
 
 
 class Executor(Protocol):
@@ -55,6 +80,8 @@ class RunContext:
     owner: str
     store: StateStore
     lease_lost: threading.Event = field(default_factory=threading.Event)
+    stopping: threading.Event = field(default_factory=threading.Event)  # the pool is shutting down
+    handed_back: bool = False  # recorded as interrupted and its lease freed (once)
     failed_in_stage: bool = False
     reused: list[str] = field(default_factory=list)
 
@@ -62,15 +89,19 @@ class RunContext:
     def run_key(self) -> str:
         return self.item.run_key
 
-    def check(self) -> None:
-        """Raise RunAbandoned if the run was cancelled / failed meanwhile or our lease is gone."""
-        if self.lease_lost.is_set():
-            raise RunAbandoned(f"{self.run_key}: lease lost")
+    def check(self, *, interruptible: bool = True) -> None:
+        """Raise RunAbandoned if the run was cancelled / failed meanwhile or our lease is gone (the
+        row says which: a cancelled run's lease is not renewed either); RunInterrupted when the worker
+        is shutting down."""
+        if interruptible and self.stopping.is_set():
+            raise RunInterrupted(f"{self.run_key}: worker shutting down")
         now = self.store.item(self.run_key)
+        if now is not None and now.state == "cancelled":
+            raise RunAbandoned(f"{self.run_key}: cancelled ({now.cancel_reason or now.error})")
         if now is None or now.state != "running":
             raise RunAbandoned(f"{self.run_key}: state is {now.state if now else 'gone'}")
-        if now.lease_owner != self.owner:
-            raise RunAbandoned(f"{self.run_key}: lease now held by {now.lease_owner}")
+        if self.lease_lost.is_set() or now.lease_owner != self.owner:
+            raise RunAbandoned(f"{self.run_key}: lease lost (now held by {now.lease_owner})")
 
     def memo(self, salt: str | None = None) -> StageMemo:
         """The run's stage memo; `salt`: a forced run's nonce (fresh model answers)."""
@@ -112,7 +143,9 @@ class WorkerPool:
         self.owner_prefix = owner_prefix or default_owner()
         self.wake = threading.Event()
         self._stop = threading.Event()
+        self._heartbeat_stop = threading.Event()  # set only once the worker threads have stopped
         self._threads: list[threading.Thread] = []
+        self._heartbeat_thread: threading.Thread | None = None
         self._lock = threading.Lock()
         self._claiming: set[str] = set()
         self._active: dict[str, RunContext] = {}
@@ -127,28 +160,46 @@ class WorkerPool:
             )
             t.start()
             self._threads.append(t)
-        for target, name in ((self._heartbeat, "lease-heartbeat"), (self._watchdog, "watchdog")):
-            t = threading.Thread(target=target, name=name, daemon=True)
-            t.start()
-            self._threads.append(t)
+        watchdog = threading.Thread(target=self._watchdog, name="watchdog", daemon=True)
+        watchdog.start()
+        self._threads.append(watchdog)
+        self._heartbeat_thread = threading.Thread(target=self._heartbeat, name="lease-heartbeat", daemon=True)
+        self._heartbeat_thread.start()
         return self
 
-    def stop(self, timeout: float = 10.0) -> None:
+    def stop(self, timeout: float | None = None) -> None:
+        """Stop claiming; runs in progress stop at their next stage boundary. The heartbeat keeps
+        their leases until the worker threads have stopped (or `timeout`, default shutdown_wait_s)."""
         self._stop.set()
         self.wake.set()
-        deadline = time.monotonic() + timeout
+        with self._lock:
+            for ctx in self._active.values():
+                ctx.stopping.set()
+        wait = self.config.shutdown_wait_s if timeout is None else timeout
+        deadline = time.monotonic() + wait
         for t in self._threads:
             t.join(timeout=max(0.0, deadline - time.monotonic()))
         with self._lock:
             interrupted = list(self._active.values())
         for ctx in interrupted:  # still mid-stage: record the cut-short attempt, free the run at once
-            try:
-                self.store.record_attempt(
-                    ctx.run_key, "run", None, "failed", error="interrupted: worker shut down", owner=ctx.owner
-                )
-                self.store.release(ctx.run_key, ctx.owner)
-            except Exception:
-                log.exception("shutdown_release_error", extra={"run_key": ctx.run_key})
+            self._hand_back(ctx)
+        self._heartbeat_stop.set()
+        if self._heartbeat_thread is not None:
+            self._heartbeat_thread.join(timeout=5.0)
+
+    def _hand_back(self, ctx: RunContext) -> None:
+        """An interrupted run: its attempt recorded, its lease freed for the next worker at once."""
+        with self._lock:
+            if ctx.handed_back:
+                return
+            ctx.handed_back = True
+        try:
+            self.store.record_attempt(
+                ctx.run_key, "run", None, "failed", error="interrupted: worker shut down", owner=ctx.owner
+            )
+            self.store.release(ctx.run_key, ctx.owner)
+        except Exception:
+            log.exception("shutdown_release_error", extra={"run_key": ctx.run_key})
 
     def notify(self) -> None:
         self.wake.set()
@@ -196,6 +247,8 @@ class WorkerPool:
                 ctx = RunContext(claimed, owner, self.store)
                 with self._lock:
                     self._active[item.run_key] = ctx
+                    if self._stop.is_set():
+                        ctx.stopping.set()
             finally:
                 with self._lock:
                     self._claiming.discard(item.run_key)
@@ -220,9 +273,14 @@ class WorkerPool:
         log.info("run_started", extra={"run_key": key, "attempt": item.attempts, "owner": ctx.owner})
         try:
             self.executor.execute(item, ctx)
-            ctx.check()
-        except RunAbandoned as exc:
-            log.info("run_abandoned", extra={"run_key": key, "why": str(exc)})
+            ctx.check(interruptible=False)  # every stage done: complete it, shutting down or not
+        except RunInterrupted as exc:
+            self._hand_back(ctx)
+            log.info("run_interrupted", extra={"run_key": key, "why": str(exc)})
+            return
+        except RunAbandoned as exc:  # not an error: nothing of it is published or degraded
+            event = "run_cancelled" if self.store.state(key) == "cancelled" else "run_abandoned"
+            log.info(event, extra={"run_key": key, "why": str(exc)})
             return
         except Exception as exc:
             err = f"{type(exc).__name__}: {exc}"[:2000]
@@ -251,7 +309,7 @@ class WorkerPool:
     # -- background ------------------------------------------------------------------------------------
     def _heartbeat(self) -> None:
         every = max(0.2, self.config.lease_ttl_s / 3)
-        while not self._stop.wait(every):
+        while not self._heartbeat_stop.wait(every):
             with self._lock:
                 active = list(self._active.values())
             for ctx in active:

@@ -21,6 +21,7 @@ In-process (pytest):                         Out of process (webhook kill tests,
                   Reply(status=529),             -> prints "PORT <n>" then serves until killed.
                   Reply(answer={...}))          GET /_calls -> {"count", "by_prompt", "calls"}
     server.count("recall-pre-gate")              POST /_script {"prompt", "replies": [...]}; POST /_reset
+                                                 POST /_slow {"prompt", "seconds"}
     server.stop()
 
 Responses file (JSON): {"scripts": {"<prompt>|*": [reply, ...]}, "defaults": {"<prompt>": reply}} where a
@@ -140,6 +141,7 @@ class FakeMessagesServer(LocalServer):
         self._scripts: dict[str, deque[Reply]] = {}
         self._defaults: dict[str, Responder] = {"recall-pre-gate": recall_responder}
         self._calls: list[Call] = []
+        self._slow: dict[str, float] = {}  # prompt -> seconds every call of it takes at least
         self._seen_cache_blocks: set[str] = set()
         self._ids = count(1)
         self._stopping = threading.Event()
@@ -166,9 +168,17 @@ class FakeMessagesServer(LocalServer):
             self._defaults[prompt] = fn
         return self
 
+    def slow(self, prompt: str, seconds: float) -> FakeMessagesServer:
+        """Every call of `prompt` takes at least `seconds` (a model stage in flight, for as long as
+        a test needs one), whatever answers it; until reset."""
+        with self._lock:
+            self._slow[prompt] = seconds
+        return self
+
     def reset(self) -> None:
         with self._lock:
             self._scripts.clear()
+            self._slow.clear()
             self._calls.clear()
             self._seen_cache_blocks.clear()
 
@@ -200,7 +210,9 @@ class FakeMessagesServer(LocalServer):
             reply = default(request) if default else schema_responder(request)
         while reply.fn is not None:
             reply = reply.fn(request)
-        return reply
+        with self._lock:
+            slow = self._slow.get(prompt, 0.0)
+        return replace(reply, delay=slow) if slow > reply.delay else reply
 
     def _record(
         self, prompt: str, request: dict[str, Any], headers: dict[str, str], status: int, path: str
@@ -309,6 +321,9 @@ def _make_handler(server: FakeMessagesServer) -> type[BaseHTTPRequestHandler]:
                 server.script(
                     str(body.get("prompt", ANY)), *(Reply.from_json(r) for r in body.get("replies", []))
                 )
+                self._send(200, {"ok": True})
+            elif path == "/_slow":
+                server.slow(str(body["prompt"]), float(body["seconds"]))
                 self._send(200, {"ok": True})
             elif path == "/_reset":
                 server.reset()

@@ -331,6 +331,8 @@ class Stack:
             "ANTHROPIC_API_KEY": "sk-fake",
             "ANTHROPIC_BASE_URL": self.llm_url,
             "ADR_REVIEW_LOG_LEVEL": "INFO",
+            # the lease of 4 s below is renewed every 1.3 s: 2/3 of it outlasts a 2 s shutdown wait
+            "ADR_REVIEW_SHUTDOWN_WAIT_S": "2",
         }
         if self.database_url:
             env["ADR_REVIEW_DATABASE_URL"] = self.database_url
@@ -391,6 +393,10 @@ class Stack:
         self.stop_apps()
         self.llm.stop()
         self.gh.stop()
+
+    def slow(self, prompt: str, seconds: float) -> None:
+        """Every call of `prompt` at the fake Anthropic API takes `seconds` (until the next fresh())."""
+        http_json("POST", self.llm_url + "/_slow", {"prompt": prompt, "seconds": seconds})
 
     # -- observations ------------------------------------------------------------------------------
     def llm_calls(self) -> dict[str, int]:

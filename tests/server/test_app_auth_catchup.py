@@ -370,3 +370,58 @@ def test_hook_delivery_from_github_json() -> None:
         }
     )
     assert row.ok and row.installation_id == 3
+
+
+class Hooks:
+    """The DeliveriesApi port over a list of attempts (newest last); counts the rows a pass reads."""
+
+    def __init__(self) -> None:
+        self.rows: list[Row] = []
+        self.read = 0
+        self.asked: list[int] = []
+        self.refuse = 0  # the next redelivery requests that fail
+
+    def add(self, guid: str, ok: bool, seconds_ago: float = 600) -> Row:
+        row = Row(len(self.rows) + 1, guid, at(seconds_ago), "pull_request", ok)
+        self.rows.append(row)
+        return row
+
+    def iter_deliveries(self) -> Iterator[Row]:
+        for row in reversed(self.rows):
+            self.read += 1
+            yield row
+
+    def redeliver(self, delivery_id: int) -> None:
+        if self.refuse:
+            self.refuse -= 1
+            raise GitHubError("redeliver", "HTTP 502")
+        self.asked.append(delivery_id)
+
+
+def test_periodic_passes_read_only_what_is_new_and_ask_once_per_failed_attempt(queue: DeliveryLog) -> None:
+    from app.pipeline.catchup import CatchUp
+    from app.pipeline.queue import Delivery
+
+    hooks = Hooks()
+    for i in range(20):
+        hooks.add(f"ok-{i}", True)
+    lost = hooks.add("lost", False)
+    catch = CatchUp(hooks, queue, 3 * 86400)  # type: ignore[arg-type]
+    assert catch.run(NOW).redelivered == ["lost"] and hooks.asked == [lost.id] and hooks.read == 21
+    # Its redelivery is not listed yet: the pass reads back to it, and does not ask again.
+    hooks.read = 0
+    assert (
+        catch.run(NOW).redelivered == [] and hooks.asked == [lost.id] and hooks.read == 2
+    )  # + where it stops
+    # The redelivery failed too (the store still down): asked again, under the new attempt.
+    again = hooks.add("lost", False)
+    hooks.refuse = 1  # ... and that request fails: the next pass asks once more
+    assert catch.run(NOW).errors and hooks.asked == [lost.id]
+    assert catch.run(NOW).redelivered == ["lost"] and hooks.asked == [lost.id, again.id]
+    # The next redelivery was stored: settled, and later passes read only what came after it.
+    hooks.add("lost", True)
+    queue.accept_delivery(Delivery("1", "lost", "pull_request", "opened", 1, "o/r", "0", "{}"), [])
+    assert catch.run(NOW).redelivered == []
+    hooks.add("new", True)
+    hooks.read = 0
+    assert catch.run(NOW).redelivered == [] and hooks.read == 2  # the new row, then where it stops

@@ -13,7 +13,7 @@ import pytest
 
 from app.adapters.state_sqlite import SqliteStateStore
 from app.pipeline.queue import QueueItem, RunSpec
-from app.pipeline.worker import RunAbandoned, RunContext, WorkerConfig, WorkerPool
+from app.pipeline.worker import RunAbandoned, RunContext, WorkerConfig, WorkerPool, lease_problem
 
 
 class Clock:
@@ -64,6 +64,7 @@ class Script:
         self.computed: list[tuple[str, str]] = []
         self.fail: dict[str, int] = {}
         self.before: dict[str, Callable[[], object]] = {}
+        self.during: dict[str, Callable[[], object]] = {}  # inside the stage's compute (in flight)
 
     def execute(self, item: QueueItem, ctx: RunContext) -> None:
         memo = ctx.memo()
@@ -75,6 +76,8 @@ class Script:
                 if self.fail.get(stage, 0) > 0:
                     self.fail[stage] -= 1
                     raise RuntimeError(f"{stage} broke")
+                if stage in self.during:
+                    self.during.pop(stage)()
                 self.computed.append((item.run_key, stage))
                 return {"stage": stage}
 
@@ -250,3 +253,50 @@ def test_shutdown_mid_stage_records_and_frees_the_run(open_store: Callable[..., 
     ]
     assert [i.run_key for i in queue.due()] == ["r1"]  # a restarted worker takes it at once
     release.set()
+
+
+def test_a_shutdown_keeps_the_lease_until_the_stage_in_flight_ends_then_hands_the_run_back(
+    open_store: Callable[..., SqliteStateStore],
+) -> None:
+    """Issue 26: the heartbeat stopped when the shutdown began, so with a short lease another worker took
+    the run over while its stage still ran here (and paid for it again). Now the lease stays ours
+    while stop() waits; the stage in flight is checkpointed, and the run is handed back at the next
+    stage boundary instead of running on."""
+    queue = open_store()
+    queue.enqueue([spec()])
+    entered, release = threading.Event(), threading.Event()
+    ex = Script(stages=("slow", "next"))
+
+    def in_flight() -> None:
+        entered.set()
+        release.wait(20.0)
+
+    ex.during["slow"] = in_flight
+    p = pool(queue, ex, lease_ttl_s=1.5, poll_s=0.02).start(1)
+    assert entered.wait(5)
+    stopper = threading.Thread(target=p.stop, kwargs={"timeout": 30.0})
+    stopper.start()
+    time.sleep(3.5)  # > 2 lease lengths into the shutdown: only the heartbeat keeps the run ours
+    assert queue.claim("r1", "intruder", 1) is None
+    release.set()
+    stopper.join(30)
+    assert not stopper.is_alive()
+    assert ex.computed == [("r1", "slow")]  # "next" is left to the worker that resumes the run
+    item = queue.item("r1")
+    assert item is not None and item.state == "running" and item.lease_owner is None
+    assert [(a.stage, a.outcome, a.error) for a in queue.attempts("r1")] == [
+        ("slow", "executed", None),
+        ("run", "failed", "interrupted: worker shut down"),
+    ]
+    assert [i.run_key for i in queue.due()] == ["r1"]  # another worker takes it at once
+
+
+@pytest.mark.parametrize(
+    ("ttl", "wait", "refused"),
+    [(300, 10, False), (15, 10, False), (13, 10, True), (4, 2, False), (4, 10, True)],
+)
+def test_a_lease_too_short_for_the_shutdown_wait_is_refused(ttl: float, wait: float, refused: bool) -> None:
+    problem = lease_problem(ttl, wait)
+    assert (problem is not None) == refused
+    if problem:
+        assert "ADR_REVIEW_LEASE_TTL_S" in problem and "ADR_REVIEW_SHUTDOWN_WAIT_S" in problem

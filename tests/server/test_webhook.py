@@ -178,3 +178,43 @@ def test_the_default_body_cap_fits_real_payloads_and_refuses_the_rest(queue: Sql
     huge = json.dumps({**big, "padding": "y" * (1024 * 1024)}).encode()
     resp = c.post("/webhook", content=huge, headers=signed_headers(huge, "pull_request"))
     assert resp.status_code == 413 and queue.delivery_count() == 1
+
+
+class Blipping:
+    """The store behind the webhook drops its first `fails` writes, as a database restarting does."""
+
+    def __init__(self, store: SqliteStateStore, fails: int) -> None:
+        self.store, self.fails, self.writes = store, fails, 0
+
+    def accept_delivery(self, *args: Any) -> Any:
+        self.writes += 1
+        if self.writes <= self.fails:
+            raise ConnectionError("server closed the connection unexpectedly")
+        return self.store.accept_delivery(*args)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.store, name)
+
+
+@pytest.mark.parametrize(("fails", "status", "stored"), [(3, 202, 1), (100, 503, 0)])
+def test_a_store_blip_is_retried_then_answered_503_naming_the_delivery(
+    queue: SqliteStateStore,
+    fails: int,
+    status: int,
+    stored: int,
+    caplog: pytest.LogCaptureFixture,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import app.entrypoints.server as server
+
+    monkeypatch.setattr(server, "STORE_RETRY_WAITS_S", (0.01,) * 5)
+    store = Blipping(queue, fails)
+    c = TestClient(create_app(WebhookConfig(secret=SECRET), store))  # type: ignore[arg-type]
+    resp = post(c, "pull_request", payload("pull_request__opened.payload.json"), delivery="d-blip")
+    assert resp.status_code == status, resp.text
+    assert queue.delivery_count() == stored
+    assert store.writes == min(fails + 1, 6)  # the first write and five retries at most
+    failed = [r for r in caplog.records if r.getMessage() == "webhook_store_failed"]
+    assert [(r.levelname, r.__dict__["delivery"]) for r in failed] == (
+        [("ERROR", "d-blip")] if stored == 0 else []
+    )

@@ -2,7 +2,8 @@
 shared: app/adapters/state_sql.py and the table mixins).
 
 A psycopg 3 connection pool per store instance (worker threads, the web server's threads and the
-blind-spot critics share it); every method is one transaction. Read-modify-writes of one run take its
+blind-spot critics share it), each connection checked before use (a server restart leaves the pooled
+ones dead); every method is one transaction. Read-modify-writes of one run take its
 `runs` row with SELECT ... FOR UPDATE first, which orders them per run (attempt and sequence numbers);
 the claim takes it with SKIP LOCKED. Times are the database's clock: the offset between this host and
 the server is measured on open, so every host computes leases on one clock.
@@ -64,6 +65,9 @@ class Connection(SqlTables):
             min_size=1,
             max_size=max(1, pool_size),
             kwargs={"row_factory": dict_row},
+            # a connection is checked before it is handed out: after a server restart the pooled ones
+            # are dead, and a request must get a fresh one instead of failing on a stale one
+            check=ConnectionPool.check_connection,
             open=False,
             name="adr-review-state",
         )

@@ -63,9 +63,16 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="accept unsigned webhooks (local development only; never on a reachable address)",
     )
     parser.add_argument(
-        "--no-catch-up", action="store_true", help="do not redeliver missed deliveries on start"
+        "--no-catch-up",
+        action="store_true",
+        help="do not redeliver missed deliveries (on start and every ADR_REVIEW_CATCH_UP_EVERY_S)",
     )
     parser.add_argument("--lease-ttl", type=float, help="seconds (ADR_REVIEW_LEASE_TTL_S, default 300)")
+    parser.add_argument(
+        "--shutdown-wait",
+        type=float,
+        help="seconds a stopping worker waits for the stages in flight (ADR_REVIEW_SHUTDOWN_WAIT_S, default 10)",
+    )
     parser.add_argument(
         "--stall-after", type=float, help="watchdog seconds (ADR_REVIEW_STALL_AFTER_S, default 3600)"
     )
@@ -98,6 +105,7 @@ def run(args: argparse.Namespace) -> int:
     port = args.port if args.port is not None else settings.port
     workers = args.workers if args.workers is not None else settings.workers
     lease_ttl = args.lease_ttl or settings.lease_ttl_s
+    shutdown_wait = args.shutdown_wait if args.shutdown_wait is not None else settings.shutdown_wait_s
     stall_after = args.stall_after or settings.stall_after_s
     max_attempts = args.max_attempts or settings.max_attempts
     web = args.role in ("all", "web")
@@ -110,6 +118,14 @@ def run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
+
+    if workers > 0:
+        from app.pipeline.worker import lease_problem
+
+        problem = lease_problem(lease_ttl, shutdown_wait)
+        if problem is not None:
+            print(f"adr-review serve: {problem}; refusing to start.", file=sys.stderr)
+            return 2
 
     store, db = open_store(settings, args.db)
     if settings.chroma_url:
@@ -131,6 +147,7 @@ def run(args: argparse.Namespace) -> int:
                 stall_after_s=stall_after,
                 poll_s=args.poll,
                 retry_backoff_s=settings.retry_backoff_s,
+                shutdown_wait_s=shutdown_wait,
             ),
         ).start(workers)
         log.info("workers_started", extra={"workers": workers, "db": db, "lease_ttl_s": lease_ttl})
@@ -190,10 +207,17 @@ def _serve_http(
                 bound = sock.getsockname()[1]
         print(f"LISTENING {host}:{bound}", flush=True)
         if settings.catch_up and not args.no_catch_up:
-            _catch_up(auth, queue, settings.catch_up_window_s)
+            _catch_up(auth, queue, settings, stopped)
 
-    threading.Thread(target=announce, name="startup", daemon=True).start()
-    server.run()
+    stopped = threading.Event()
+    threading.Thread(target=announce, name="catch-up", daemon=True).start()
+    # uvicorn raises the signal it stopped on again once it is done: under the default handler SIGTERM
+    # would then end the process before the workers hand their runs back (pool.stop() in run()).
+    signal.signal(signal.SIGTERM, lambda *_: None)
+    try:
+        server.run()
+    finally:
+        stopped.set()
 
 
 def open_store(settings: AppSettings, db: Path | None = None) -> tuple[StateStore, str]:
@@ -228,14 +252,32 @@ def http_config(app: Starlette, host: str, port: int, max_connections: int) -> u
     )
 
 
-def _catch_up(auth: GitHubClients | None, queue: StateStore, window_s: float) -> None:
+def _catch_up(
+    auth: GitHubClients | None, queue: StateStore, settings: AppSettings, stop: threading.Event
+) -> None:
+    """Catch-up in this web process: a pass on start, then one every catch_up_every_s until it stops."""
     if auth is None or not auth.has_app:
         log.info("catch_up_skipped", extra={"why": "no App credentials (ADR_REVIEW_APP_ID + private key)"})
         return
-    from app.pipeline.catchup import catch_up
+    from app.pipeline.catchup import CatchUp, CatchUpReport, keep_catching_up
+    from app.pipeline.worker import default_owner
 
-    report = catch_up(auth.deliveries(), queue, now=time.time(), window_s=window_s)
-    print(f"CATCH-UP listed={report.listed} redelivered={len(report.redelivered)}", flush=True)
+    passes = 0
+
+    def announce(report: CatchUpReport) -> None:  # the start's pass on stdout; every pass is logged
+        nonlocal passes
+        passes += 1
+        if passes == 1:
+            print(f"CATCH-UP listed={report.listed} redelivered={len(report.redelivered)}", flush=True)
+
+    keep_catching_up(
+        CatchUp(auth.deliveries(), queue, settings.catch_up_window_s),
+        queue,
+        f"{default_owner()}:catch-up",
+        every_s=settings.catch_up_every_s,
+        stop=stop,
+        on_pass=announce,
+    )
 
 
 def _app_auth(settings: AppSettings) -> GitHubClients:
