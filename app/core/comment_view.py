@@ -286,6 +286,11 @@ def build_view(
             if bs and bs.coverage_gaps
             else None
         ),
+        "cut_note": (
+            t["blind_cut"].format(read=fmt_int(bs.adr_cut[0], lang), total=fmt_int(bs.adr_cut[1], lang))
+            if bs is not None and bs.adr_cut
+            else None
+        ),
         "groups": groups,
         "none_text": _none_text(bs, t),
         "judge_notes": _judge_notes(bs, t),

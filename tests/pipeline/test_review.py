@@ -519,6 +519,29 @@ def test_japanese_adr_gets_a_japanese_comment_unless_forced() -> None:
     assert forced.language == "en"
 
 
+@pytest.mark.parametrize(
+    ("path", "filler", "said"),
+    [
+        (KAFKA, "Order events carry the order id and the line items. ", "were sent only the first 60,000"),
+        (REDIS, "セッションはユーザー ID をキーに保存する。", "先頭の 60,000 文字だけを送りました"),
+    ],
+)
+def test_an_adr_longer_than_the_critics_are_sent_says_so_in_its_comment(
+    path: str, filler: str, said: str
+) -> None:
+    long = (ROOT / path).read_text(encoding="utf-8") + "\n## Notes\n\n" + filler * (70_000 // len(filler))
+    adrs = folder()
+    llm = scripted_llm(adrs, language="en" if path == KAFKA else "ja")
+    review = run_review(memory(), target(path, content=long.encode()), deps(llm, adrs))
+    assert review.blindspots is not None and review.blindspots.status == "judged"
+    sent = llm.requests(DA)[0]
+    assert (sent.shared_prefix or "").endswith("[... truncated ...]\n</adr_document>")
+    body = render_comment(review, link_base=None)
+    assert said in body and f"{len(long):,}" in body
+    short = run_review(memory(), target(path), deps(scripted_llm(adrs), adrs))
+    assert "60,000" not in render_comment(short, link_base=None)
+
+
 def test_recall_excludes_the_adr_under_review_when_it_is_in_the_folder() -> None:
     adrs = folder()
     path = "examples/adr/0005-nats-jetstream-event-bus.md"
