@@ -41,3 +41,17 @@ def test_every_command_module_exists() -> None:
     for module, _help in COMMANDS.values():
         mod = importlib.import_module(f"app.entrypoints.commands.{module}")
         assert callable(mod.configure) and callable(mod.run)
+
+
+@pytest.mark.real_process
+def test_a_commands_log_lines_carry_their_fields_not_only_the_event_name() -> None:
+    """A warning such as llm_call_failed must say what failed and why in the CLI's and the Action's log."""
+    code = (
+        "import logging; from app.entrypoints.commands.common import setup_logging; setup_logging();"
+        "logging.getLogger('app.adapters.llm.adapter').warning("
+        "'llm_call_failed', extra={'kind': 'auth', 'error': 'HTTP 401: authentication_error'})"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.stderr.strip() == (
+        'WARNING app.adapters.llm.adapter: llm_call_failed {"kind": "auth", "error": "HTTP 401: authentication_error"}'
+    )

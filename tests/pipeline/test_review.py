@@ -759,3 +759,24 @@ def test_cli_through_the_anthropic_adapter_and_a_fake_api(
         assert rc == 0 and server.count() == 4  # every stage reused from the SQLite checkpoints
         assert "4 stages reused from checkpoints" in again
         assert parse_marker(again) == parse_marker(body)
+
+
+def test_cli_a_refused_api_key_prints_the_comment_and_exits_non_zero_naming_the_key(
+    cli: Any, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from tests.fakes.messages_server import FakeMessagesServer, Reply
+
+    with FakeMessagesServer() as server:
+        for prompt in (RECALL, DA, PM, JUDGE):
+            server.set_default(prompt, Reply(status=401))
+        monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-wrong")
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", server.base_url)
+        monkeypatch.chdir(ROOT)
+        from app.cli import main
+
+        rc = main(["review", KAFKA, "--adr-dir", "examples/adr"])
+        captured = capsys.readouterr()
+        assert rc == 1
+        assert "authentication_error" in captured.out  # the comment still says why the model's steps failed
+        errors = [line for line in captured.err.splitlines() if "refused the credentials" in line]
+        assert len(errors) == 1 and "HTTP 401" in errors[0] and "ANTHROPIC_API_KEY" in errors[0], captured.err

@@ -4,8 +4,8 @@ this ADR would get, without GitHub.
 Recall runs over --adr-dir (default: the ADR's own folder). With ANTHROPIC_API_KEY and without
 --offline the model picks and the blind-spot critics run; otherwise recall is extractive and the
 comment says that blind-spot analysis needs an API key. Exit 0 when a review was printed (degraded or
-not: it is advisory), 1 when the file could not be reviewed (the error comment is still printed),
-2 for unusable arguments.
+not: it is advisory), 1 when the file could not be reviewed or the model provider refused the API key
+(the comment is still printed), 2 for unusable arguments.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from app.entrypoints.commands.common import repo_config, setup_logging
+from app.entrypoints.llm_auth import AuthWatch, refused_message
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -82,7 +83,8 @@ def run(args: argparse.Namespace) -> int:
     if not args.offline and settings.anthropic_api_key:
         from app.adapters.llm import make_llm
 
-        llm = make_llm(settings, config)
+        made = make_llm(settings, config)
+        llm = AuthWatch(made) if made is not None else None
 
     from app.core.render import render_comment
     from app.core.serde import review_to_dict
@@ -126,6 +128,14 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps(out, ensure_ascii=False, indent=2))
     else:
         sys.stdout.write(comment if comment.endswith("\n") else comment + "\n")
+    if llm is not None and llm.refused:
+        from app.adapters.llm import provider_of
+
+        print(
+            f"{PROG}: error: {refused_message(llm.refused, provider_of(settings, config), 'cli')}",
+            file=sys.stderr,
+        )
+        return 1
     return 1 if review.error else 0
 
 
