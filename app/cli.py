@@ -26,6 +26,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     ),
     "action": ("action", "run as a GitHub Action (reads GITHUB_* and INPUT_* from the environment)"),
     "serve": ("serve", "run the GitHub App webhook server"),
+    "health": ("health", "check that this host's App worker is alive (a container healthcheck)"),
 }
 
 

@@ -559,6 +559,7 @@ def test_the_model_cache_goes_into_the_cached_folder() -> None:
     env: dict[str, str] = {}
     export_model_cache(env, Path("/ws/.adr-review"))
     assert env == {
+        "ADR_REVIEW_MODEL_CACHE": "/ws/.adr-review/models",
         "HF_HOME": "/ws/.adr-review/models/hf_home",
         "SENTENCE_TRANSFORMERS_HOME": "/ws/.adr-review/models/sentence_transformers_home",
     }

@@ -118,3 +118,32 @@ def test_serve_refuses_an_unreadable_private_key_before_opening_anything(tmp_pat
     )
     assert done.returncode == 2 and "private key" in done.stderr and "missing.pem" in done.stderr, done.stderr
     assert not (tmp_path / "app.sqlite3").exists()
+
+
+def test_a_worker_beats_while_it_runs_and_a_hung_one_fails_its_healthcheck(stack: Stack) -> None:
+    """The worker role serves no HTTP: its liveness is the heartbeat file `adr-review health --worker`
+    checks (the compose healthcheck). SIGSTOP stands for a hung process."""
+    import os
+    import signal
+
+    stack.fresh("liveness")
+    beat_file = stack.store_dir / "worker.heartbeat"
+    worker, _ = stack.serve(role="worker", env={"ADR_REVIEW_HEARTBEAT_EVERY_S": "0.2"})
+
+    def health() -> subprocess.CompletedProcess[str]:
+        env = {**os.environ, "ADR_REVIEW_STORE_DIR": str(stack.store_dir)}
+        cmd = [sys.executable, "-m", "app", "health", "--worker", "--max-age", "2"]
+        return subprocess.run(cmd, cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=60)
+
+    try:
+        stack.wait_until("the first beat", beat_file.exists, timeout=30)
+        assert health().returncode == 0
+        os.kill(worker.popen.pid, signal.SIGSTOP)
+        try:
+            stack.wait_until("the healthcheck fails", lambda: health().returncode == 1, timeout=60)
+            assert "hung or stopped" in health().stderr
+        finally:
+            os.kill(worker.popen.pid, signal.SIGCONT)
+        stack.wait_until("it beats again", lambda: health().returncode == 0, timeout=60)
+    finally:
+        stack.stop_apps()

@@ -131,9 +131,18 @@ def run(args: argparse.Namespace) -> int:
         else:
             for sig in (signal.SIGTERM, signal.SIGINT):
                 signal.signal(sig, lambda *_: stop.set())
+            from app.entrypoints.liveness import Liveness, default_path
+
+            beats = Liveness(
+                settings.heartbeat_file or default_path(settings.store_dir),
+                workers,
+                lambda: {**store.health(), **(pool.facts() if pool is not None else {"workers_alive": 0})},
+                settings.heartbeat_every_s,
+            )
+            beats.tick()
             print("WORKER READY", flush=True)
             while not stop.wait(1.0):
-                pass
+                beats.tick()
     finally:
         if pool is not None:
             pool.stop()
