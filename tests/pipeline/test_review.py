@@ -761,6 +761,39 @@ def test_cli_through_the_anthropic_adapter_and_a_fake_api(
         assert parse_marker(again) == parse_marker(body)
 
 
+def test_cli_store_is_the_store_folder_as_for_index_and_recall(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`--store DIR` holds the index and the review's checkpoints; a SQLite file is the old meaning,
+    still accepted with a deprecation note."""
+    from app.cli import main
+    from tests.fakes.messages_server import FakeMessagesServer, Reply
+
+    monkeypatch.chdir(ROOT)
+    store = tmp_path / ".adr-review"
+    with FakeMessagesServer() as server:
+        server.set_default(DA, Reply(answer=EN_DA)).set_default(PM, Reply(answer=EN_PM))
+        server.set_default(JUDGE, lambda req: Reply(answer=judge_echo_answer(_user_text(req))))
+        monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test")
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", server.base_url)
+        assert main(["index", "--adr-dir", "examples/adr", "--store", str(store)]) == 0
+        capsys.readouterr()
+        assert main(["review", KAFKA, "--adr-dir", "examples/adr", "--store", str(store)]) == 0
+        first = capsys.readouterr()
+        assert "not saved" not in first.err and "Is a directory" not in first.err, first.err
+        assert (store / "checkpoints.sqlite3").is_file()
+        assert main(["review", KAFKA, "--adr-dir", "examples/adr", "--store", str(store)]) == 0
+        again = capsys.readouterr()
+        assert server.count() == 4 and "4 stages reused from checkpoints" in again.out
+        index_files = {p.name for p in store.iterdir()}
+        assert main(["recall", "--adr-dir", "examples/adr", "--store", str(store), "--file", KAFKA]) == 0
+        assert {p.name for p in store.iterdir()} == index_files  # one index, shared: nothing new was built
+
+        old = tmp_path / "checkpoints.sqlite"
+        assert main(["review", KAFKA, "--adr-dir", "examples/adr", "--store", str(old)]) == 0
+        assert "deprecated" in capsys.readouterr().err and old.is_file()
+
+
 def test_cli_a_refused_api_key_prints_the_comment_and_exits_non_zero_naming_the_key(
     cli: Any, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -780,3 +813,33 @@ def test_cli_a_refused_api_key_prints_the_comment_and_exits_non_zero_naming_the_
         assert "authentication_error" in captured.out  # the comment still says why the model's steps failed
         errors = [line for line in captured.err.splitlines() if "refused the credentials" in line]
         assert len(errors) == 1 and "HTTP 401" in errors[0] and "ANTHROPIC_API_KEY" in errors[0], captured.err
+
+
+@pytest.mark.parametrize("where", ["repo root", "elsewhere"])
+def test_cli_links_lead_to_the_cited_files_from_the_working_directory(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    no_key: None,
+    where: str,
+) -> None:
+    """Relative links inside the working directory, absolute ones (leading slash kept) outside it."""
+    import shutil
+
+    from app.cli import main
+
+    folder = tmp_path / "decisions"
+    shutil.copytree(EXAMPLES / "adr", folder)
+    proposal = tmp_path / "0008-adopt-kafka-for-order-events.md"
+    shutil.copy(ROOT / KAFKA, proposal)
+    cwd = ROOT if where == "repo root" else tmp_path / "elsewhere"
+    cwd.mkdir(exist_ok=True)
+    monkeypatch.chdir(cwd)
+    adr_dir = str(folder) if where == "repo root" else "../decisions"
+    rc = main(
+        ["review", str(proposal), "--adr-dir", adr_dir, "--offline", "--index-dir", str(tmp_path / "ix")]
+    )
+    body = capsys.readouterr().out
+    targets = re.findall(r"^\| \[ADR-\d+\]\(([^)]+)\) \|", body, re.MULTILINE)
+    assert rc == 0 and targets, body
+    assert all(t.startswith(str(folder) + "/") and (cwd / t).is_file() for t in targets), targets

@@ -28,6 +28,8 @@ if TYPE_CHECKING:
     from app.pipeline.ports import AdrIndex, StateStore
 
 PROG = "adr-review review"
+STATE_FILE = "checkpoints.sqlite3"  # in the store folder, as in the Action's cache folder
+SQLITE_SUFFIXES = (".sqlite", ".sqlite3", ".db")
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -43,10 +45,15 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--store",
         type=Path,
         default=None,
-        help="SQLite file for checkpoints: a re-run with the same inputs reuses the stored stages",
+        help="the store folder, as for `index` and `recall`: the ADR index lives there and this review's "
+        f"checkpoints in STORE/{STATE_FILE}, so a re-run with the same inputs reuses the stored stages "
+        "(default: no checkpoints, the index in .adr-review/). A SQLite file still works (deprecated)",
     )
     parser.add_argument(
-        "--index-dir", type=Path, default=None, help="where the ADR index lives (default: .adr-review/)"
+        "--index-dir",
+        type=Path,
+        default=None,
+        help="where the ADR index lives, over --store's (default: --store, else .adr-review/)",
     )
     parser.add_argument(
         "--link-base",
@@ -93,7 +100,8 @@ def run(args: argparse.Namespace) -> int:
     from app.pipeline.review import ReviewDeps, ReviewTarget, review_adr
     from app.prompts import packaged
 
-    index, folder = _index(adr_dir, args.index_dir, config, settings)
+    index_dir, state_file = store_paths(args.store, args.index_dir)
+    index, folder = _index(adr_dir, index_dir, config, settings)
     prompts = packaged()
     deps = ReviewDeps(
         index=index,
@@ -110,7 +118,7 @@ def run(args: argparse.Namespace) -> int:
         repo="", pr=None, head_sha="", base_sha="", adr_path=_display_path(file), content=file.read_bytes()
     )
     key = target.key(config, prompts.hash, online=llm is not None)
-    store = _store(args.store)
+    store = _store(state_file)
     reused: list[str] = []
     if store is not None:  # the run's lifecycle is ours: one row, running -> completed / failed
         store.ensure_run(key, {"adr_path": target.adr_path})
@@ -148,15 +156,32 @@ def _display_path(path: Path) -> str:
         return resolved.as_posix()
 
 
+def store_paths(store: Path | None, index_dir: Path | None) -> tuple[Path | None, Path | None]:
+    """(the index folder, the checkpoints file) for --store and --index-dir. --store names the store
+    folder, as for `index` and `recall`; a SQLite file there is the old meaning (checkpoints only),
+    still accepted with a note."""
+    if store is None:
+        return index_dir, None
+    if store.is_file() or (not store.exists() and store.suffix.lower() in SQLITE_SUFFIXES):
+        print(
+            f"{PROG}: note: --store {store}: a SQLite file here is deprecated; --store names the store "
+            f"folder (as for `index` and `recall`), which keeps the index and {STATE_FILE}",
+            file=sys.stderr,
+        )
+        return index_dir, store
+    return index_dir or store, store / STATE_FILE
+
+
 def _store(path: Path | None) -> StateStore | None:
-    """The --store file; None without one (a one-off run has nothing to resume)."""
+    """The checkpoints file; None without one (a one-off run has nothing to resume)."""
     if path is None:
         return None
     from app.adapters.state_sqlite import SqliteStateStore, StoreError
 
     try:
+        path.parent.mkdir(parents=True, exist_ok=True)
         return SqliteStateStore(path)
-    except StoreError as exc:  # checkpoints save a re-run's work; without them this run still goes on
+    except (StoreError, OSError) as exc:  # checkpoints save a re-run's work; without them this run goes on
         print(f"{PROG}: warning: {exc}; this run's stages are not saved", file=sys.stderr)
         return None
 
