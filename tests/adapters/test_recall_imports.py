@@ -22,7 +22,7 @@ PROBE = (
     "with contextlib.redirect_stdout(io.StringIO()):\n"
     "    code = main(sys.argv[1:])\n"
     "print('EXIT=%s CHROMADB=%s' % (code, 'chromadb' in sys.modules))\n"
-    "print('JSONSCHEMA=%s' % ('jsonschema' in sys.modules))\n"
+    "print('MODEL_ONLY=%s' % sorted(m for m in ('jsonschema', 'jinja2') if m in sys.modules))\n"
 )
 
 
@@ -35,9 +35,9 @@ def recall_in_child(folder: Path, store: Path) -> str:
 
 
 @pytest.mark.real_process
-def test_an_offline_recall_on_a_fresh_index_never_imports_the_schema_validator(tmp_path: Path) -> None:
+def test_an_offline_recall_on_a_fresh_index_never_imports_what_only_a_model_needs(tmp_path: Path) -> None:
     """jsonschema checks model answers only (0.15 s of a recall process's imports; chromadb, which a
-    sync opens, imports it too)."""
+    sync opens, imports it too), and jinja2 renders prompts only for a model (0.1 s)."""
     folder = tmp_path / "adr"
     folder.mkdir()
     write_settled(folder / "0001-kafka.md", "# 1. Use Kafka for events\n\n## Context\n\nDomain events.\n")
@@ -55,7 +55,7 @@ def test_an_offline_recall_on_a_fresh_index_never_imports_the_schema_validator(t
     out = subprocess.run(
         [sys.executable, "-c", PROBE, *args], capture_output=True, text=True, check=True, timeout=120
     ).stdout
-    assert out.strip().splitlines()[-1] == "JSONSCHEMA=False"
+    assert out.strip().splitlines()[-1] == "MODEL_ONLY=[]"
 
 
 def write_settled(path: Path, text: str) -> None:

@@ -314,3 +314,23 @@ def test_an_other_language_fill_in_holds_its_place_by_the_fill_gate() -> None:
     ranking = rank(scores, slots(2, gate=0.5, fill=0.2), top_n=7)  # two slots: it keeps its own
     assert paths(ranking)[:5] == ["0001", "0002", "0003", "0004", "0005"]
     assert ranking.candidates[4].qualified and "in a fill-in's place" in ranking.candidates[4].why
+
+
+def test_with_no_document_in_the_query_language_the_channel_picks_lead() -> None:
+    """A Japanese proposal over an English-only folder: the fused ranking has only stray English
+    tokens to go on, so the strong cross-language picks come first, best first, then the rest in
+    fused order; nothing is dropped."""
+    scores = [
+        xdoc(1, 9.0, True, 0.2),
+        xdoc(2, 8.0, True, 0.7),
+        xdoc(3, 7.0, True, 0.1),
+        xdoc(4, 6.0, True, 0.9),
+        xdoc(5, 5.0, True, 0.3),
+        xdoc(6, 4.0, True, 0.8),
+    ]
+    ranking = rank(scores, slots(2, gate=0.6), top_n=6)
+    assert paths(ranking) == ["0004", "0006", "0001", "0002", "0003", "0005"]
+    assert ranking.stats["cross_language_slotted"] == 1  # 0004 was in the head on its own scores
+    # one same-language document in scope: the picks wait at the head's end as before
+    mixed = [*scores, xdoc(7, 1.0, False)]
+    assert paths(rank(mixed, slots(2, gate=0.6), top_n=7))[3:5] == ["0004", "0006"]
