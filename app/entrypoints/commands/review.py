@@ -180,8 +180,15 @@ def _store(path: Path | None) -> StateStore | None:
 
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        print(
+            f"{PROG}: warning: cannot open the store {path}: {exc.strerror or exc}; this run's stages are not saved",
+            file=sys.stderr,
+        )
+        return None
+    try:
         return SqliteStateStore(path)
-    except (StoreError, OSError) as exc:  # checkpoints save a re-run's work; without them this run goes on
+    except StoreError as exc:  # checkpoints save a re-run's work; without them this run still goes on
         print(f"{PROG}: warning: {exc}; this run's stages are not saved", file=sys.stderr)
         return None
 
