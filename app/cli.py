@@ -77,11 +77,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         _silence_stdout()
         return 1
     except Exception as exc:  # the last line of defence: one clear line, the traceback on demand
+        from app.core.results import internal_error
+
         if os.environ.get("ADR_REVIEW_LOG_LEVEL", "").upper() == "DEBUG":
             traceback.print_exc()
         print(
-            f"adr-review {name}: internal error: {type(exc).__name__}: {exc} "
-            "(ADR_REVIEW_LOG_LEVEL=DEBUG shows the traceback)",
+            f"adr-review {name}: {internal_error(exc)} (ADR_REVIEW_LOG_LEVEL=DEBUG shows the traceback)",
             file=sys.stderr,
         )
         return 1

@@ -10,6 +10,7 @@ first file. Real corpora need this: Kuma reused numbers 095, 096, 100 and 103.
 from __future__ import annotations
 
 import dataclasses
+import fnmatch
 import hashlib
 import os
 import string
@@ -18,25 +19,33 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from app.core.adr import Adr, AdrParseError, canonical_id_key, parse_adr
-from app.core.adr_paths import is_adr_candidate, select_adr_files
+from app.core.adr_paths import is_adr_candidate, printable_path, select_adr_files
 from app.core.serde import SerdeError
 
 if TYPE_CHECKING:
     from app.adapters.parse_cache import UnchangedFolder
 
 DEFAULT_PATTERNS = ("**/*.md", "**/*.markdown")
+MAX_BYTES = 1_000_000  # an ADR file larger than this is a per-file error, found by its size alone
 
 
-def read_adr_file(path: Path, rel: str, *, max_bytes: int = 1_000_000) -> Adr:
+def read_adr_file(path: Path, rel: str, *, max_bytes: int = MAX_BYTES) -> Adr:
     """One file; OS errors become AdrParseError so a run can report them like parse errors."""
+    return parse_adr(rel, read_bounded(path, rel, max_bytes), max_bytes=max_bytes)
+
+
+def read_bounded(path: Path, rel: str, max_bytes: int = MAX_BYTES) -> bytes:
+    """The file's bytes, its size checked before anything is read (an 8 GiB sparse file is one stat,
+    not a MemoryError), and never more than max_bytes + 1 read (a file that grows after the check)."""
     try:
-        size = path.stat().st_size
-        if size > max_bytes:
-            raise AdrParseError(rel, f"file too large ({size} bytes > limit {max_bytes})")
-        data = path.read_bytes()
+        with path.open("rb") as f:
+            size = os.fstat(f.fileno()).st_size
+            data = f.read(max_bytes + 1) if size <= max_bytes else b""
     except OSError as exc:
         raise AdrParseError(rel, f"cannot read file ({exc.strerror or exc})") from None
-    return parse_adr(rel, data, max_bytes=max_bytes)
+    if size > max_bytes or len(data) > max_bytes:
+        raise AdrParseError(rel, f"file too large ({max(size, len(data))} bytes > limit {max_bytes})")
+    return data
 
 
 def scan_adr_folder(
@@ -44,23 +53,45 @@ def scan_adr_folder(
 ) -> tuple[list[tuple[Path, str]], list[AdrParseError]]:
     """The ADR files under root, sorted by relative path (app.core.adr_paths decides which files are
     ADRs), and one error per symlink that leaves the folder: those are not followed, so a link to
-    ~/.ssh or to another repository's file is never indexed, quoted or sent to a model."""
+    ~/.ssh or to another repository's file is never indexed, quoted or sent to a model. A folder or
+    file the OS refuses to list or stat (a path past PATH_MAX, a folder without permission) is one
+    error naming it; the rest of the folder is read. Symlinked folders are not descended into."""
     base = root.resolve()
     seen: dict[str, Path] = {}
     refused: dict[str, AdrParseError] = {}
-    for pattern in patterns:
-        for p in root.glob(pattern):
-            rel = p.relative_to(root).as_posix()
-            if rel in seen or rel in refused or not is_adr_candidate(rel):
+
+    def refuse(p: Path, reason: str) -> None:
+        rel = printable_path(p.relative_to(root).as_posix()) if p != root else "."
+        refused.setdefault(rel, AdrParseError(rel, reason))
+
+    def unlisted(exc: OSError) -> None:
+        refuse(Path(exc.filename or root), f"cannot list this folder ({exc.strerror or exc}): not read")
+
+    names = [pattern.removeprefix("**/") for pattern in patterns]
+    for dirpath, dirnames, filenames in os.walk(root, onerror=unlisted):
+        here = Path(dirpath)
+        dirnames[:] = [d for d in dirnames if not d.startswith(".")]  # nothing under them is an ADR
+        for name in dirnames:
+            p = here / name
+            try:
+                if p.is_symlink() and not _inside(p, base):
+                    refuse(p, "symlink to a folder outside the ADR folder: not followed")
+            except OSError as exc:
+                refuse(p, f"cannot read this folder ({exc.strerror or exc}): not read")
+        for name in filenames:
+            if not any(fnmatch.fnmatchcase(name, pattern) for pattern in names):
                 continue
-            if not _inside(p, base):
-                refused[rel] = AdrParseError(rel, "symlink to a file outside the ADR folder: not followed")
-            elif p.is_file():
-                seen[rel] = p
-    for rel in _symlinked_folders_outside(root, base):
-        refused.setdefault(
-            rel, AdrParseError(rel, "symlink to a folder outside the ADR folder: not followed")
-        )
+            p = here / name
+            rel = printable_path(p.relative_to(root).as_posix())
+            if not is_adr_candidate(rel):
+                continue
+            try:
+                if not _inside(p, base):
+                    refuse(p, "symlink to a file outside the ADR folder: not followed")
+                elif p.is_file():
+                    seen[rel] = p
+            except OSError as exc:
+                refuse(p, f"cannot read file ({exc.strerror or exc})")
     files = [(seen[rel], rel) for rel in select_adr_files(sorted(seen))]
     return files, [refused[rel] for rel in sorted(refused)]
 
@@ -76,20 +107,8 @@ def _inside(path: Path, base: Path) -> bool:
         return False
 
 
-def _symlinked_folders_outside(root: Path, base: Path) -> list[str]:
-    """Symlinked folders under root that resolve outside it (glob does not descend into them)."""
-    out = []
-    for dirpath, dirnames, _files in os.walk(root):
-        dirnames[:] = [d for d in dirnames if not d.startswith(".")]
-        for name in dirnames:
-            p = Path(dirpath) / name
-            if p.is_symlink() and not _inside(p, base):
-                out.append(p.relative_to(root).as_posix())
-    return out
-
-
 def load_adr_folder(
-    root: Path, *, patterns: Iterable[str] = DEFAULT_PATTERNS, max_bytes: int = 1_000_000
+    root: Path, *, patterns: Iterable[str] = DEFAULT_PATTERNS, max_bytes: int = MAX_BYTES
 ) -> tuple[list[Adr], list[AdrParseError]]:
     """All ADRs under root (sorted by relative path) and one error per file that could not be read."""
     adrs: list[Adr] = []
@@ -154,28 +173,27 @@ def load_adr_folder_cached(
             st = None
         hit = cache.trusted(rel, st) if st is not None else None
         digest = ""
-        if hit is None:
-            try:
-                digest = hashlib.sha256(path.read_bytes()).hexdigest()
-            except OSError:
-                st = None
-            hit = cache.matching(rel, st, digest) if st is not None else None
-        if hit is not None:
-            try:
-                if "error" in hit:
-                    errors.append(AdrParseError(rel, str(hit["error"])))
-                else:
-                    adrs.append(cache.adr(rel, hit))
-                continue
-            except (SerdeError, KeyError, TypeError, ValueError, IndexError):
-                digest = digest or hit.get("sha256", "")
+        data: bytes | None = None
         try:
-            adr = read_adr_file(path, rel)
+            if hit is None:
+                data = read_bounded(path, rel)  # the size is checked before a byte is read
+                digest = hashlib.sha256(data).hexdigest()
+                hit = cache.matching(rel, st, digest) if st is not None else None
+            if hit is not None:
+                try:
+                    if "error" in hit:
+                        errors.append(AdrParseError(rel, str(hit["error"])))
+                    else:
+                        adrs.append(cache.adr(rel, hit))
+                    continue
+                except (SerdeError, KeyError, TypeError, ValueError, IndexError):
+                    digest = digest or hit.get("sha256", "")
+            adr = parse_adr(rel, data) if data is not None else read_adr_file(path, rel)
             adrs.append(adr)
             cache.put_adr(rel, adr, st)
         except AdrParseError as exc:
             errors.append(exc)
-            if digest:
+            if st is not None and (digest or st.st_size > MAX_BYTES):  # a file too large: not opened again
                 cache.put_error(rel, exc.reason, st, digest)
     cache.save()
     return dedupe_ids(adrs), errors

@@ -27,14 +27,13 @@ back to lexical-only retrieval (loudly: `embedding_failed`).
 from __future__ import annotations
 
 import re
-import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 import numpy as np
 
-from app.core.text import _CJK_CLASS, _INVISIBLE
+from app.core.text import _CJK_CLASS, _INVISIBLE, nfkc
 
 OFFLINE = "offline-hash"
 CHROMA_DEFAULT = "default"
@@ -65,7 +64,7 @@ def _fold(text: str) -> str:
     """app.core.text.normalize without its whitespace folding, which cannot change the two streams
     (neither pattern matches whitespace): NFKC, invisible characters out (only when there are
     any: `str.translate` costs more than the NFKC of a whole chunk), case folded."""
-    text = unicodedata.normalize("NFKC", text)
+    text = nfkc(text)
     if any(ch in text for ch in _INVISIBLE_CHARS):
         text = text.translate(_INVISIBLE)
     return text.casefold()

@@ -127,7 +127,9 @@ class ParseCache:
                 "files": self.kept,
             }
             _write_atomic(self.path, orjson.dumps(manifest))
-        except (OSError, KeyError):  # KeyError: the old parses are gone; the next refresh parses again
+        # KeyError: the old parses are gone; TypeError: a value JSON cannot hold. Either way the next
+        # refresh parses again; the folder loaded this time is not lost.
+        except (OSError, KeyError, TypeError):
             return
         for stale in store.glob(f"{self.path.stem}.*.json"):
             if stale.name != payload:

@@ -16,6 +16,19 @@ import re
 from collections.abc import Iterable
 
 MARKDOWN_SUFFIXES = (".md", ".markdown")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def printable_path(rel: str) -> str:
+    """A path as text every encoder takes: each byte of a file name that is not UTF-8 (the surrogate
+    escape the OS hands over for it) written as `%XX`, so the name can be cached, indexed, put in a
+    marker and shown (a backslash would read as a Windows separator); the file itself is still opened
+    by its real name. Any other lone surrogate becomes U+FFFD."""
+    if rel.isascii():
+        return rel
+    return _SURROGATE.sub(
+        lambda m: f"%{ord(m[0]) - 0xDC00:02X}" if "\udc80" <= m[0] <= "\udcff" else "\ufffd", rel
+    )
 
 
 def is_markdown(path: str) -> bool:

@@ -29,7 +29,7 @@ from typing import Any, cast
 from app.core.adr import Adr, canonical_id_key, strip_list_marker
 from app.core.passages import Passage, passages_of
 from app.core.results import QuoteSource, Relevance
-from app.core.text import contains_verbatim, normalize, normalize_for_match
+from app.core.text import contains_verbatim, normalize
 
 RELEVANCES: tuple[Relevance, ...] = ("high", "med", "low")
 
@@ -51,7 +51,6 @@ _FUNCTION_WORDS = frozenset(
     """a an and are as at be by for from has have if in into is it its of on or so than that the
     their then there these this those to was were which with we our you your i he she they them""".split()  # noqa: SIM905
 )
-_DASHES = re.compile("[\u2010-\u2015\u2212\ufe58\ufe63]")
 # Quote marks and trailing ellipses a model wraps around a quote; they are not part of it.
 _WRAPPERS = "\"'“”‘’「」『』«»`"
 _CJK = "\u30a0-\u30ff\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af\U00020000-\U0002fa1f"
@@ -60,11 +59,6 @@ _CODE_MARK = re.compile(r"`+([^`]+)`+")
 _STRONG_MARK = re.compile(r"(\*\*|__)(\S(?:.*?\S)?)\1")
 _EM_MARK = re.compile(r"(?<![\w*])([*_])(\S(?:.*?\S)?)\1(?![\w*])")
 _TRAILING = re.compile(r"(?:\.\.\.|…|[.。．!！?？、,，;；:：])+$")
-
-
-def id_key(adr_id: str) -> str:
-    """The comparison key of an ADR id: NFKC (ＡＤＲ-００７１ is ADR-0071), any dash, case, padding."""
-    return canonical_id_key(_DASHES.sub("-", normalize_for_match(adr_id)))
 
 
 def substance(text: str) -> float:
@@ -199,7 +193,7 @@ def verify_citations(
     dropped: Counter[str] = Counter()
     by_key: dict[str, int] = {}
     for i, cand in enumerate(candidates):
-        by_key.setdefault(id_key(cand.adr_id), i)
+        by_key.setdefault(canonical_id_key(cand.adr_id), i)
 
     verified: list[VerifiedCitation] = []
     normalized = capped = 0
@@ -207,7 +201,7 @@ def verify_citations(
         if not isinstance(item, Mapping) or not isinstance(item.get("adr_id"), str):
             dropped[MALFORMED] += 1
             continue
-        index = by_key.get(id_key(item["adr_id"]))
+        index = by_key.get(canonical_id_key(item["adr_id"]))
         if index is None:
             dropped[NOT_A_CANDIDATE] += 1
             continue

@@ -37,6 +37,8 @@ _LEDGER_MAX = 32_000  # characters of a ledger line read at most (one we write i
 MAX_REVISIONS = 12  # revisions kept in the ledger: the first, and the latest ones
 _TITLE_CAP = 120
 _RUNS_KEPT = 6  # run keys remembered per revision
+_MONTHS_KEPT = 2
+_MONTH = re.compile(r"\d{4}-\d{2}")
 _RUN = re.compile(r"[0-9a-f]{12}")
 _SEVERITIES = frozenset({"critical", "high", "medium", "low"})
 _SLUG = re.compile(r"[a-z0-9_/-]{1,60}")
@@ -169,24 +171,35 @@ class Ledger:
     # Findings adopted (ticked) while shown that the latest render no longer shows: a revision's new
     # review replaces the boxes, and the Action's scheduled run must still count them.
     adopted: tuple[str, ...] = ()
+    # What its runs cost per UTC month ("2026-12", USD), the latest _MONTHS_KEPT: the Action's monthly
+    # cap adds these up over the repository's comments (app/pipeline/budget.py).
+    spend: tuple[tuple[str, float], ...] = ()
 
-    def add(self, rev: Revision) -> Ledger:
+    def add(self, rev: Revision, month: str | None = None) -> Ledger:
         """A re-review of the same content replaces its entry (a re-run is not a revision); new content
-        is appended."""
+        is appended. A run not counted before adds its cost to `month`'s spend."""
         revs = list(self.revisions)
+        counted = True
         if revs and revs[-1].digest == rev.digest:
             last = revs[-1]
             new_runs = tuple(r for r in rev.runs if r not in last.runs)
-            cost = last.cost_usd + (rev.cost_usd if new_runs or not rev.runs else 0.0)
+            counted = bool(new_runs or not rev.runs)
+            cost = last.cost_usd + (rev.cost_usd if counted else 0.0)
             revs[-1] = Revision(rev.digest, rev.shown, cost, (last.runs + new_runs)[-_RUNS_KEPT:])
         else:
             revs.append(rev)
+        spend = dict(self.spend)
+        if month is not None and counted and rev.cost_usd > 0:
+            spend[month] = spend.get(month, 0.0) + rev.cost_usd
         dropped = self.dropped
         if len(revs) > MAX_REVISIONS:
             cut = len(revs) - MAX_REVISIONS
             revs = revs[:1] + revs[1 + cut :]
             dropped += cut
-        return Ledger(tuple(revs), dropped, self.adopted)
+        return Ledger(tuple(revs), dropped, self.adopted, tuple(sorted(spend.items())[-_MONTHS_KEPT:]))
+
+    def spent_in(self, month: str) -> float:
+        return dict(self.spend).get(month, 0.0)
 
     @property
     def revised(self) -> bool:
@@ -236,7 +249,7 @@ def ledger_line(ledger: Ledger) -> str:
         line = _ledger_text(ledger, titles_from=last, sigs="latest")
     while len(line) > LEDGER_CAP and len(ledger.revisions) > 2:
         revs = ledger.revisions
-        ledger = Ledger(revs[:1] + revs[2:], ledger.dropped + 1, ledger.adopted)
+        ledger = replace(ledger, revisions=revs[:1] + revs[2:], dropped=ledger.dropped + 1)
         line = _ledger_text(ledger, titles_from=len(ledger.revisions) - 1, sigs="latest")
     if len(line) > LEDGER_CAP:
         line = _ledger_text(ledger, titles_from=len(ledger.revisions) - 1, sigs="none")
@@ -263,6 +276,7 @@ def _ledger_text(ledger: Ledger, *, titles_from: int, sigs: Literal["all", "late
         "dropped": ledger.dropped,
         "adopted": list(ledger.adopted),
         "k": {fid: sig.to_list() for fid, sig in known.items()},
+        "s": {month: round(usd, 6) for month, usd in ledger.spend},
     }
     text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
     text = text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
@@ -302,10 +316,17 @@ def _ledger(data: Mapping[str, object]) -> Ledger | None:
         revs.append(Revision(digest, tuple(shown), max(0.0, float(r["c"])), runs))
     dropped = data.get("dropped", 0)
     adopted = data.get("adopted", [])
+    raw_spend = data.get("s", {})  # absent in ledgers written before the monthly spend
+    spend = {
+        str(m): float(u)
+        for m, u in (raw_spend.items() if isinstance(raw_spend, dict) else ())
+        if _MONTH.fullmatch(str(m)) and isinstance(u, int | float) and 0 <= u < 1e9
+    }
     return Ledger(
         tuple(revs),
         int(dropped) if isinstance(dropped, int) and dropped >= 0 else 0,
         tuple(str(a) for a in adopted[:200] if _ID.fullmatch(str(a))) if isinstance(adopted, list) else (),
+        tuple(sorted(spend.items())[-_MONTHS_KEPT:]),
     )
 
 
@@ -342,15 +363,15 @@ def read_feedback(body: str) -> CommentFeedback:
     return CommentFeedback(read_ledger(body) or Ledger(), read_ticks(body))
 
 
-def next_ledger(previous: str | None, rev: Revision) -> Ledger:
-    """The ledger a new render carries: the previous comment's, with this review's revision added, and
-    the adopted findings this render stops showing kept in `adopted`."""
+def next_ledger(previous: str | None, rev: Revision, month: str | None = None) -> Ledger:
+    """The ledger a new render carries: the previous comment's, with this review's revision added (its
+    cost booked to `month`), and the adopted findings this render stops showing kept in `adopted`."""
     if not previous:
-        return Ledger().add(rev)
+        return Ledger().add(rev, month)
     base = read_ledger(previous) or Ledger()
     shown_now = {s.id for s in rev.shown}
     adopted = sorted((set(base.adopted) | read_feedback(previous).adopted) - shown_now)
-    return replace(base, adopted=tuple(adopted)).add(rev)
+    return replace(base, adopted=tuple(adopted)).add(rev, month)
 
 
 def adopted_before(previous: str | None) -> frozenset[str]:

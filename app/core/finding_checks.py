@@ -18,20 +18,20 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Literal
 
-from app.core.adr import Adr
-from app.core.citations import EMPTY_REASON, TOO_SHORT, QuoteCheck, check_quote, id_key
+from app.core.adr import Adr, canonical_id_key, fold_id
+from app.core.citations import EMPTY_REASON, TOO_SHORT, QuoteCheck, check_quote
 from app.core.findings import content_tokens
 from app.core.passages import Passage, is_markdown_path, passages_of, reader_passages
 from app.core.results import Exclusion, Finding, Unverified
-from app.core.text import normalize_for_match
 
-_ADR_ID = re.compile(r"(?<![A-Za-z0-9])ADR[-_]?\d+(?:-\d+)*(?![0-9])", re.IGNORECASE)
+_ADR_ID = re.compile(r"(?<![A-Za-z0-9])ADR[-_ ]?\d+(?:-\d+)*(?![0-9])", re.IGNORECASE)
 _PROBLEMS: Mapping[str, Unverified] = {EMPTY_REASON: "no_quote", TOO_SHORT: "quote_too_short"}
 
 
 def adr_ids_named(*texts: str) -> tuple[str, ...]:
-    """The ADR ids a text names (after NFKC: full-width ids count), in order, each once."""
-    found = (m.group(0) for t in texts for m in _ADR_ID.finditer(normalize_for_match(t or "")))
+    """The ADR ids a text names, in order, each once: found after fold_id, the folding ids are compared
+    with (`ADR 0999`, `ADR–0777`, `ADR‑0444`, full-width and invisible-split ids all count)."""
+    found = (m.group(0) for t in texts for m in _ADR_ID.finditer(fold_id(t or "")))
     return tuple(dict.fromkeys(found))
 
 
@@ -39,7 +39,7 @@ def known_adr_ids(adr_id: str, passages: Sequence[Passage], shown: Iterable[str]
     """id_keys of the ADRs a critic was shown: the ADR itself, every ADR its visible text names, and
     `shown` (the recall citations given as context)."""
     ids = [adr_id, *shown, *adr_ids_named(*(p.text for p in passages))]
-    return frozenset(id_key(i) for i in ids if i)
+    return frozenset(canonical_id_key(i) for i in ids if i)
 
 
 def verify_finding(finding: Finding, passages: Sequence[Passage], known: frozenset[str]) -> Finding:
@@ -49,7 +49,7 @@ def verify_finding(finding: Finding, passages: Sequence[Passage], known: frozens
     if not check.ok:
         return replace(finding, unverified=_PROBLEMS.get(check.problem or "", "quote_not_found"))
     named = adr_ids_named(finding.title, finding.gap, finding.suggested_action)
-    unknown = tuple(i for i in named if id_key(i) not in known)
+    unknown = tuple(i for i in named if canonical_id_key(i) not in known)
     section = check.passage.section if check.passage and check.passage.section else finding.section
     verified = replace(finding, quote=check.quote, section=section)
     if unknown:

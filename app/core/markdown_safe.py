@@ -14,7 +14,12 @@ What sanitising guarantees, on GitHub's renderer:
 - no breaking out of a table cell (pipes escaped, newlines folded) or of a block (line starts that
   open headings, lists, quotes, fences or tables are escaped; code spans never span lines);
 - no invisible steering: bidi overrides, zero-width and other format characters, C0/C1 controls and
-  Unicode tag characters are removed.
+  Unicode tag characters are removed;
+- no math: GitHub renders `$...$`, `$$...$$` and `` $`...`$ `` with MathJax (`$\\Huge\\color{red}
+  \\text{APPROVED}$` would shout in the comment), so every `$` outside a code span is written
+  `<span>\\$</span>`: escaped for a parser that reads delimiters in the source, alone in its element for
+  one that looks for them in the rendered text (GitHub's own advice for a literal dollar sign). A
+  ```` ```math ```` fence is a fence, and fences are escaped at a line start already.
 """
 
 from __future__ import annotations
@@ -47,8 +52,9 @@ _ESCAPES = {
     "]": "\\]",
     "|": "\\|",
     "`": "\\`",
+    "$": "<span>\\$</span>",
 }
-_ESCAPE_RE = re.compile("[\\\\&<>\\[\\]|`]")
+_ESCAPE_RE = re.compile("[\\\\&<>\\[\\]|`$]")
 _MENTION = re.compile(r"@(?=[A-Za-z0-9_])")
 _ISSUE_REF = re.compile(r"#(?=\d)")
 _GH_REF = re.compile(r"\b(GH)-(?=\d)", re.IGNORECASE)

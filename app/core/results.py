@@ -263,3 +263,10 @@ class Review:
     meta: RunMeta
     error: str | None = None  # the ADR itself could not be reviewed (parse error, ...)
     adr_dir: str = ""  # repo-relative folder that the citations' paths are relative to (for links)
+
+
+def internal_error(exc: BaseException) -> str:
+    """What a comment, an annotation or the command line says of an unexpected failure: its kind,
+    never its text (a database error, a path or a value read from an ADR does not belong in a public
+    comment); the traceback goes to the log."""
+    return f"internal error ({type(exc).__name__})"

@@ -15,6 +15,7 @@ import sys
 from collections.abc import Mapping
 from typing import TextIO
 
+from app.core.results import internal_error
 from app.entrypoints.action_env import (
     FORK_NOTE,
     ActionError,
@@ -36,7 +37,7 @@ from app.entrypoints.action_env import (
 from app.entrypoints.llm_auth import AuthWatches, refused_message
 from app.entrypoints.workflow_commands import Reporter, StepReport, md_text, report_sync
 from app.pipeline import pr
-from app.pipeline.budget import Budget
+from app.pipeline.budget import Budget, PublishedMonth
 from app.pipeline.carry_out import carry_out
 from app.pipeline.inline import Inline
 from app.pipeline.ports import GitHubError
@@ -68,7 +69,7 @@ def run_action(
         rep.summary.append(f"**adr-review failed:** {md_text(str(exc))}")
     except Exception as exc:  # the last line of defence: report, never a bare traceback only
         log.exception("internal error")
-        rep.error(f"internal error: {type(exc).__name__}: {exc}", title="adr-review")
+        rep.error(internal_error(exc), title="adr-review")
         rep.summary.append(f"**adr-review failed:** internal error ({md_text(type(exc).__name__)})")
     try:
         rep.flush()
@@ -95,6 +96,7 @@ def _run(
     cache = cache_dir(inputs.cache_dir)
     with state_store(cache, lambda msg: rep.annotate("warning", msg)) as store:
         report = StepReport(rep, repo, store, runner.server_url, inputs.config_path, FORK_NOTE, dry)
+        ledger = PublishedMonth(store, lambda since: [c.body for c in gh.our_comments_since(repo, since)])
         ctx = pr.PrContext(
             event,
             repo,
@@ -102,7 +104,7 @@ def _run(
             inputs.model_available,
             inputs.config_path,
             inputs.apply,
-            lambda c: Budget(store, repo, c.limits).blocked(),
+            lambda c: Budget(ledger, repo, c.limits).blocked(),
         )
         plan = pr.plan(ctx, gh)
         synced = lambda d, ref, s, n: report_sync(rep, d, ref, s, n)  # noqa: E731
@@ -119,6 +121,7 @@ def _run(
             config_path=inputs.config_path,
             notify=report.notify,
             on_failed=report.failed,
+            ledger=ledger,
         )
         carry_out(plan, lifecycle, report)
     if watched.refused is not None:  # the comments say it too; the step must fail, not pass quietly

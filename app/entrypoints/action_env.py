@@ -42,7 +42,7 @@ INPUTS: Mapping[str, str] = {
     "vertex-project-id": "Google Cloud project for vertex (llm.project_id; default: the credentials' project)",
     "max-adrs": "Most ADRs reviewed per run; the rest are listed with the command that reviews them (limits.max_adrs_per_run)",
     "spend-per-run-usd": "Model spend cap for one run in USD; past it, model stages are skipped (limits.spend_per_run_usd)",
-    "spend-per-month-usd": "Model spend cap per calendar month (UTC) in USD, tracked in the cache folder (limits.spend_per_month_usd)",
+    "spend-per-month-usd": "Model spend cap per calendar month (UTC) in USD, read from the ledgers of this repository's review comments and the cache (limits.spend_per_month_usd)",
 }
 OUTPUTS: Mapping[str, str] = {
     "comment-urls": "URLs of the ADR comments this run created, edited or found up to date, one per line",
@@ -325,6 +325,9 @@ class LazyGitHub:
 
     def recent_pulls(self, repo: str, since: float) -> list[int]:
         return self.client.recent_pulls(repo, since)
+
+    def our_comments_since(self, repo: str, since: float) -> list[RepoComment]:
+        return self.client.our_comments_since(repo, since)
 
     def edit_comment(self, repo: str, number: int, comment_id: int, body: str) -> RepoComment:
         return self.client.edit_comment(repo, number, comment_id, body)

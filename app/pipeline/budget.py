@@ -9,13 +9,18 @@ plan treats the run as offline (its keys say so: when the month turns, the ADRs 
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 
 from app.config import LimitsConfig, RepoConfig
-from app.pipeline.ports import LlmError, LlmPort, LlmRequest, LlmResponse, SpendLedger
+from app.core.feedback import read_ledger
+from app.pipeline.ports import GitHubError, LlmError, LlmPort, LlmRequest, LlmResponse, SpendLedger
+
+log = logging.getLogger(__name__)
 
 
 def month_of(epoch: float) -> str:
@@ -84,3 +89,51 @@ class BudgetedLlm:
 def metered(llm: LlmPort | None, ledger: SpendLedger, repo: str, config: RepoConfig) -> LlmPort | None:
     """The run's model behind the repository's caps (None stays None: no model, nothing to meter)."""
     return BudgetedLlm(llm, Budget(ledger, repo, config.limits)) if llm is not None else None
+
+
+def month_start(period: str) -> float:
+    """The unix time a UTC month ("2026-12") begins."""
+    year, month = (int(x) for x in period.split("-"))
+    return datetime(year, month, 1, tzinfo=UTC).timestamp()
+
+
+def published_spend(bodies: Sequence[str], period: str) -> float:
+    """What the reviews these comments carry cost in `period`, by their ledgers (`Ledger.spend`)."""
+    return sum((ledger.spent_in(period) for b in bodies if (ledger := read_ledger(b))), 0.0)
+
+
+class PublishedMonth:
+    """The Action's month: a PR job restores the cache but only the scheduled job saves it, so the
+    cache alone never sees what other PRs' jobs spent. Every published review books its cost, per
+    month, in its comment's ledger: those of the whole repository are read once per period (one
+    paginated read), and what this job spends is added. What no comment carries (a job that crashed
+    or was cancelled before publishing) is seen only through the cache (docs/action.md)."""
+
+    def __init__(self, local: SpendLedger, comments_since: Callable[[float], Sequence[str]]) -> None:
+        self.local = local
+        self.comments_since = comments_since
+        self._published: dict[str, float] = {}
+        self._mine: dict[str, float] = {}
+        self._lock = threading.Lock()
+
+    def add_spend(self, scope: str, period: str, usd: float, calls: int = 1) -> float:
+        """Book a call (in the cache too); the total as far as known, without reading the comments
+        (only a cap asks for those)."""
+        with self._lock:
+            self._mine[period] = self._mine.get(period, 0.0) + usd
+            seen = self._published.get(period, 0.0) + self._mine[period]
+        return max(seen, self.local.add_spend(scope, period, usd, calls))
+
+    def spent(self, scope: str, period: str) -> float:
+        with self._lock:
+            if period not in self._published:
+                self._published[period] = self._read(period)
+            seen = self._published[period] + self._mine.get(period, 0.0)
+        return max(seen, self.local.spent(scope, period))
+
+    def _read(self, period: str) -> float:
+        try:
+            return published_spend(self.comments_since(month_start(period)), period)
+        except GitHubError as exc:  # the cap still holds on what this runner's cache knows
+            log.warning("monthly spend: cannot read this month's comments, using the cache's: %s", exc)
+            return 0.0

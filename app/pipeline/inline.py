@@ -13,7 +13,16 @@ from app.pipeline.budget import metered
 from app.pipeline.checkpoint import memo_for
 from app.pipeline.folders import FolderCache, Notify, log_notice
 from app.pipeline.locks import LockFactory, no_lock
-from app.pipeline.ports import GitHubError, GitHubPort, LlmPort, PromptLibrary, StageMemo, StateStore, no_memo
+from app.pipeline.ports import (
+    GitHubError,
+    GitHubPort,
+    LlmPort,
+    PromptLibrary,
+    SpendLedger,
+    StageMemo,
+    StateStore,
+    no_memo,
+)
 from app.pipeline.pr import Plan, Published, RunDeps, Target
 
 
@@ -36,6 +45,7 @@ class Inline:
     memo: StageMemo = no_memo
     lock: LockFactory = no_lock
     boxes: bool = True
+    ledger: SpendLedger | None = None  # what the caps read and book (None: the store's own)
 
     def writes(self, plan: Plan) -> bool:
         return not (self.dry_run or plan.read_only)
@@ -45,7 +55,7 @@ class Inline:
         llm = None if plan.read_only or plan.spend_note else self.llm_for(plan.config)
         deps = RunDeps(
             self.gh,
-            metered(llm, self.store, self.repo, plan.config),
+            metered(llm, self.ledger or self.store, self.repo, plan.config),
             self.folders,
             self.web_url,
             writes=self.writes(plan),

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 
 from app.config import REPO_CONFIG_PATH, RepoConfig, RepoConfigError, parse_repo_config
 from app.core.adr_paths import is_adr_candidate
+from app.core.results import internal_error
 from app.core.triggers import (
     CommentEvent,
     Decision,
@@ -322,9 +323,7 @@ def _review_and_render(target: Target, deps: RunDeps, memo: StageMemo, reused: l
         raise
     except Exception as exc:  # one ADR failing never stops the others; its comment says why
         log.exception("review_failed", extra={"path": path})
-        review = error_review(
-            rt, target.config, adr_dir, f"internal error: {type(exc).__name__}: {exc}", target.run_key, 0.0
-        )
+        review = error_review(rt, target.config, adr_dir, internal_error(exc), target.run_key, 0.0)
     return render(review, base, memo)
 
 

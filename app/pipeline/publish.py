@@ -19,6 +19,7 @@ The marker written is the review's with the target's head SHA and push order (ap
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -39,6 +40,7 @@ from app.core.marker import Marker, with_marker, without_marker
 from app.core.render import render_comment
 from app.core.results import Review
 from app.core.serde import review_from_dict, to_dict
+from app.pipeline.budget import month_of
 from app.pipeline.feedback import record_body
 from app.pipeline.locks import LockFactory
 from app.pipeline.ports import CheckpointStore, FeedbackLog, GitHubError, GitHubPort, RepoComment, StageMemo
@@ -216,7 +218,8 @@ def stamp_feedback(
         target.run_key,
         read_ticks(body),
     )
-    return with_ledger(carry_ticks(body, adopted_before(previous)), next_ledger(previous, rev)), ids
+    ledger = next_ledger(previous, rev, month_of(time.time()))  # its cost, booked to this month
+    return with_ledger(carry_ticks(body, adopted_before(previous)), ledger), ids
 
 
 def _same_text(old: str, new: str, review: Review) -> bool:

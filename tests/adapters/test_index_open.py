@@ -34,13 +34,13 @@ def test_cached_load_equals_a_fresh_parse_and_parses_only_changed_files(
     assert cache.is_file()
 
     parsed: list[str] = []
-    real = adr_files.read_adr_file
+    real = adr_files.parse_adr
 
-    def counting(path: Path, rel: str, **kw: object):
+    def counting(rel: str, data: bytes, **kw: object):
         parsed.append(rel)
-        return real(path, rel, **kw)  # type: ignore[arg-type]
+        return real(rel, data, **kw)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(adr_files, "read_adr_file", counting)
+    monkeypatch.setattr(adr_files, "parse_adr", counting)
     again = load_adr_folder_cached(folder, cache)
     assert parsed == [] and again[0] == expected[0]  # duplicate ids are still de-duplicated
     assert [e.path for e in again[1]] == ["0003-empty.md"]
@@ -104,7 +104,14 @@ def test_a_no_op_refresh_reads_no_adr_file_and_no_parse_until_the_adrs_are_neede
             read.append(self.name)  # an ADR, or the cached parses (parsed-<collection>.<token>.json)
         return real(self)
 
+    real_bounded = adr_files.read_bounded
+
+    def counting_adr(path: Path, rel: str, max_bytes: int = adr_files.MAX_BYTES) -> bytes:
+        read.append(path.name)  # how the folder loader reads an ADR file
+        return real_bounded(path, rel, max_bytes)
+
     monkeypatch.setattr(Path, "read_bytes", counting)
+    monkeypatch.setattr(adr_files, "read_bounded", counting_adr)
     index = open_index_for(folder, store)
     again = ensure_synced(index, folder)
     assert again.report.unchanged == 3 and not (again.report.added or again.report.updated)

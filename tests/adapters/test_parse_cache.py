@@ -34,15 +34,15 @@ def folder(tmp_path: Path) -> Path:
 
 
 def reads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The names of the ADR files the loader opens (every read goes through read_bounded)."""
     seen: list[str] = []
-    real = Path.read_bytes
+    real = adr_files.read_bounded
 
-    def counting(self: Path) -> bytes:
-        if self.suffix == ".md":
-            seen.append(self.name)
-        return real(self)
+    def counting(path: Path, rel: str, max_bytes: int = adr_files.MAX_BYTES) -> bytes:
+        seen.append(path.name)
+        return real(path, rel, max_bytes)
 
-    monkeypatch.setattr(Path, "read_bytes", counting)
+    monkeypatch.setattr(adr_files, "read_bounded", counting)
     return seen
 
 
@@ -62,7 +62,7 @@ def test_unchanged_files_are_not_read_and_the_load_equals_a_fresh_parse(
     victim.write_text(victim.read_text(encoding="utf-8") + "\nAmended.\n", encoding="utf-8")
     seen.clear()
     after = load_adr_folder_cached(folder, cache)
-    assert seen == [victim.name, victim.name]  # hashed, then parsed: only the changed file
+    assert seen == [victim.name]  # read once, hashed and parsed: only the changed file
     assert {a.path: a for a in after[0]}[victim.relative_to(folder).as_posix()].text.endswith("Amended.\n")
 
 

@@ -23,6 +23,7 @@ from app.core.markdown_safe import sanitize_block, sanitize_code, sanitize_inlin
 from app.core.render import render_comment
 from app.core.text import contains_verbatim
 from tests.core.test_render import LINK_BASE, english_review
+from tests.core.test_sanitize import DOLLAR_SPAN, assert_no_math
 
 MD = MarkdownIt("commonmark", {"html": True}).enable("table").enable("strikethrough")
 PER_EXAMPLE_S = 3.0  # a generous bound on a shared machine; real files take milliseconds
@@ -60,11 +61,15 @@ _snippets = st.sampled_from(
         "@octocat #123 GH-4 &#64;team\n",
         "\u202eevil\u200b \x01\x02",
         "日時: 2024年3月15日\n",
+        "$\\Huge\\color{red}\\text{APPROVED}$\n",
+        "$$\n\\Huge\\text{APPROVED}\n$$\n",
+        "```math\n\\Huge x\n```\n",
+        "$`\\Huge x`$ and \\$y$ and `$z$`\n",
     ]
 )
 _runs = st.builds(
     lambda ch, n: ch * n,
-    st.sampled_from(list("`*_[]<>!#|~> \n-=\\(") + ["_a ", "![", "<!--", "[a]("]),
+    st.sampled_from(list("`*_[]<>!#|~> \n-=\\($") + ["_a ", "![", "<!--", "[a](", "$x"]),
     st.integers(0, 3_000),
 )
 _headings = st.builds(lambda n, t: "#" * n + " " + t + "\n", st.integers(1, 7), _words)
@@ -173,7 +178,8 @@ def test_sanitised_text_is_inert_in_a_cell_a_block_and_a_code_span(text: str) ->
     cell = sanitize_inline(text)
     tokens = MD.parse(f"| a | b |\n|---|---|\n| {cell} | right |\n\nAFTER\n")
     assert sum(t.type == "td_open" for t in tokens) == 2
-    _assert_inert(tokens)
+    _assert_inert(tokens, frozenset(DOLLAR_SPAN))
+    assert_no_math(tokens)
     assert not [t for t in _flat(tokens) if t.type == "link_open"]
     block = sanitize_block(text)
     tokens = MD.parse(f"<details>\n<summary>S</summary>\n\n{block}\n\n</details>\n\nAFTER\n")
@@ -181,7 +187,8 @@ def test_sanitised_text_is_inert_in_a_cell_a_block_and_a_code_span(text: str) ->
         "<details>\n<summary>S</summary>",
         "</details>",
     ]
-    _assert_inert(tokens, frozenset({"<details>", "</details>"}))
+    _assert_inert(tokens, frozenset({"<details>", "</details>", *DOLLAR_SPAN}))
+    assert_no_math(tokens)
     code = sanitize_code(text)
     tokens = MD.parse(f"path {code} end\n")
     kinds = {t.type for t in _flat(tokens)}
@@ -216,7 +223,8 @@ def test_the_rendered_comment_is_inert_whatever_the_adr_and_model_say(text: str)
             f"<!-- adr-review:finding={i} -->"
             for i in finding_ids(review.adr_path, review.blindspots.findings)
         }
-        assert inline_html <= {"<sub>", "</sub>", "<b>", "</b>"} | boxes, inline_html
+        assert inline_html <= {"<sub>", "</sub>", "<b>", "</b>", *DOLLAR_SPAN} | boxes, inline_html
+        assert_no_math(tokens, trusted_dollars=1)
         hrefs = [str(t.attrGet("href")) for t in flat if t.type == "link_open"]
         assert all(h.startswith(LINK_BASE) for h in hrefs), hrefs
         for t in flat:

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from app.core.adr import Adr, AdrLink
+from app.core.adr import Adr, AdrLink, canonical_id_key
 from app.core.citations import (
     DUPLICATE,
     EMPTY_REASON,
@@ -24,7 +24,6 @@ from app.core.citations import (
     Verification,
     capped_relevance,
     check_quote,
-    id_key,
     substance,
     successor_of,
     verify_citations,
@@ -374,7 +373,9 @@ def test_substance_is_fair_to_japanese_and_english(text: str, enough: bool) -> N
 
 
 def test_id_key_folds_width_and_dashes() -> None:
-    assert id_key("ＡＤＲ-００７１") == id_key("ADR-71") == id_key("adr\u20130071")
+    assert (
+        canonical_id_key("ＡＤＲ-００７１") == canonical_id_key("ADR-71") == canonical_id_key("adr\u20130071")
+    )
 
 
 # --- supersession ---------------------------------------------------------------------------------

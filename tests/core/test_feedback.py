@@ -19,6 +19,7 @@ from app.core.feedback import (
     finding_id,
     finding_ids,
     ledger_line,
+    next_ledger,
     read_ledger,
     read_ticks,
     tick_changes,
@@ -206,3 +207,64 @@ def test_the_ledger_line_stays_under_its_cap_and_the_comment_under_githubs_limit
         "x" * DEFAULT_BUDGET, Marker("docs/adr/" + "p" * 200 + ".md", "k" * 128, "h" * 40, 10**17)
     )
     assert len(with_ledger(body, ledger)) <= GITHUB_COMMENT_LIMIT
+
+
+# --- the ledger's monthly spend (the Action's cap reads it from every comment) ---------------------
+
+
+def _costed(digest: str, cost: float, run: str) -> Revision:
+    return Revision(digest * 16, (), cost, (run,) if run else ())
+
+
+@pytest.mark.parametrize(
+    ("steps", "expected"),
+    [
+        ([("a", 0.5, "a1" * 6, "2026-11")], {"2026-11": 0.5}),
+        # the same run published again (a re-render, a retried POST) books nothing more
+        ([("a", 0.5, "a1" * 6, "2026-11"), ("a", 0.5, "a1" * 6, "2026-11")], {"2026-11": 0.5}),
+        # a new run of the same content, and a new revision, each book their cost in their month
+        ([("a", 0.5, "a1" * 6, "2026-11"), ("a", 0.25, "b2" * 6, "2026-11")], {"2026-11": 0.75}),
+        (
+            [("a", 0.5, "a1" * 6, "2026-11"), ("b", 0.25, "b2" * 6, "2026-12")],
+            {"2026-11": 0.5, "2026-12": 0.25},
+        ),
+        # the two latest months are kept
+        (
+            [
+                ("a", 1.0, "a1" * 6, "2026-10"),
+                ("b", 1.0, "b2" * 6, "2026-11"),
+                ("c", 1.0, "c3" * 6, "2026-12"),
+            ],
+            {"2026-11": 1.0, "2026-12": 1.0},
+        ),
+        ([("a", 0.0, "a1" * 6, "2026-11")], {}),  # a free run books nothing
+        ([("a", 0.5, "a1" * 6, None)], {}),  # no month given: nothing booked (older callers)
+    ],
+)
+def test_the_ledger_books_each_runs_cost_once_in_its_month(
+    steps: list[tuple[str, float, str, str | None]], expected: dict[str, float]
+) -> None:
+    body: str | None = None
+    for digest, cost, run, month in steps:
+        ledger = next_ledger(body, _costed(digest, cost, run), month)
+        body = with_ledger("the comment", ledger)
+    got = read_ledger(body or "")
+    assert got is not None and dict(got.spend) == pytest.approx(expected)
+
+
+def test_a_malformed_spend_entry_is_ignored_and_the_rest_of_the_ledger_kept() -> None:
+    body = with_ledger("x", next_ledger(None, _costed("a", 0.5, "a1" * 6), "2026-12"))
+    hostile = body.replace(
+        '"s":{"2026-12":0.5}', '"s":{"2026-12":"lots","2026-13x":1,"2026-11":-4,"2026-10":1e300}'
+    )
+    got = read_ledger(hostile)
+    assert got is not None and got.spend == () and len(got.revisions) == 1
+
+
+def test_a_trimmed_ledger_keeps_its_spend() -> None:
+    ledger = Ledger().add(_costed("a", 0.5, "a1" * 6), "2026-12")
+    for i in range(40):  # many revisions with long titles: the line is trimmed to its cap
+        shown = tuple(Shown(f"{i:08x}", "high", "devils-advocate", "t" * 100) for _ in range(3))
+        ledger = ledger.add(Revision(f"{i:016x}", shown, 0.01, (f"{i:012x}",)), "2026-12")
+    got = read_ledger(with_ledger("x", ledger))
+    assert got is not None and got.spent_in("2026-12") == pytest.approx(0.5 + 0.4)

@@ -418,3 +418,33 @@ def test_own_risk_items_are_passages_a_reader_sees() -> None:
         ("risks",),
     )
     assert items == ("Vendor lock-in", "Costs grow with N reviews.", "Alerts fire.")
+
+
+QUOTE = "Reviews run on a queue with three workers"
+
+
+@pytest.mark.parametrize(
+    ("title", "unknown"),
+    [
+        ("Contradicts ADR 0999", "ADR 0999"),
+        ("Contradicts ADR\u20130777", "ADR-0777"),  # en dash
+        ("Contradicts ADR\u20110444", "ADR-0444"),  # non-breaking hyphen
+        ("Contradicts ADR\u22120333", "ADR-0333"),  # minus sign
+        ("Contradicts ＡＤＲ－０５５５", "ADR-0555"),  # full width
+        ("Contradicts ADR-0\u2060666", "ADR-0666"),  # split by a word joiner
+        ("Contradicts ADR_0888", "ADR_0888"),
+    ],
+)
+def test_an_unknown_id_is_unknown_however_its_dash_space_or_width_is_written(
+    title: str, unknown: str
+) -> None:
+    checked = verify_finding(finding(title, quote=QUOTE), PASSAGES, KNOWN)
+    assert checked.unverified == "unknown_adr" and checked.unknown_ids == (unknown,)
+
+
+@pytest.mark.parametrize(
+    "title",
+    ["Revisits ADR 0007", "Revisits ADR\u20130007", "Revisits ＡＤＲ－０００７", "Revisits ADR-0\u2060007"],
+)
+def test_a_known_id_is_known_however_it_is_written(title: str) -> None:
+    assert verify_finding(finding(title, quote=QUOTE), PASSAGES, KNOWN).unverified is None

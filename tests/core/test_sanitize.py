@@ -59,6 +59,12 @@ HOSTILE = {
     "html_entities": "&lt;b&gt; &amp; &#60;script&#62;",
     "table_delimiter_only": "|---|---|",
     "emoji_and_japanese": "決定 🚀 ＠octocat 「引用」",
+    "math_inline": "$\\Huge\\color{red}\\text{APPROVED}$ by the team",
+    "math_display": "$$\n\\Huge\\text{APPROVED}\n$$",
+    "math_one_line_display": "see $$\\Huge\\text{APPROVED}$$ here",
+    "math_backtick": "$`\\Huge\\text{APPROVED}`$",
+    "math_fence": "```math\n\\Huge\\text{APPROVED}\n```",
+    "math_escaped": "\\$x$ and $\\$ and \\\\$y$",
 }
 
 # GitHub links a mention when @ is followed by a login character and not preceded by a word char.
@@ -78,11 +84,35 @@ def _inline_tokens(tokens: list[Token]) -> list[Token]:
     return out
 
 
+# The only inline HTML the sanitiser writes: the element each `$` stands alone in.
+DOLLAR_SPAN = ("<span>", "</span>")
+
+
+def assert_no_math(tokens: list[Token], *, trusted_dollars: int = 0) -> None:
+    """No math GitHub would render: no `math` fence, and in each paragraph or cell every `$` of a text
+    token stands alone in the sanitiser's <span> (never two in one text run; the source has it
+    backslash-escaped), but for `trusted_dollars` bare ones the template wrote (the footer's cost: one
+    dollar opens no math)."""
+    assert not [t for t in tokens if t.type == "fence" and t.info.strip().startswith("math")]
+    for inline in (t for t in tokens if t.children):
+        kids = inline.children or []
+        bare = 0
+        for i, t in enumerate(kids):
+            if t.type == "text" and "$" in t.content:
+                wrapped = t.content == "$" and 0 < i < len(kids) - 1
+                if not (wrapped and (kids[i - 1].content, kids[i + 1].content) == DOLLAR_SPAN):
+                    bare += t.content.count("$")
+        assert bare <= trusted_dollars, [k.content for k in kids]
+
+
 def _assert_inert(tokens: list[Token]) -> None:
-    """No HTML, images or links from the untrusted text; no mention or #ref in plain text; nothing invisible."""
+    """No HTML, images or links from the untrusted text; no mention or #ref in plain text; nothing
+    invisible; no math."""
     flat = _inline_tokens(tokens)
     kinds = {t.type for t in flat}
-    assert not kinds & {"html_inline", "image", "link_open"}, kinds
+    assert not kinds & {"image", "link_open"}, kinds
+    assert {t.content for t in flat if t.type == "html_inline"} <= set(DOLLAR_SPAN)
+    assert_no_math(tokens)
     for t in flat:
         if t.type == "text":
             assert not MENTION.search(t.content), t.content
@@ -172,6 +202,8 @@ def test_a_link_target_is_always_shown(raw: str, visible: str) -> None:
         ("abc\u202edef", "abcdef"),
         ("[the docs](https://x.example/a)", "the docs (https://x.example/a)"),
         ("![logo](https://x.example/p.png)", "logo (https://x.example/p.png)"),
+        ("$x$", "<span>\\$</span>x<span>\\$</span>"),
+        ("`$x$` $`y`$", "`$x$` <span>\\$</span>`y`<span>\\$</span>"),  # a code span is no math
     ],
 )
 def test_inline_escapes(raw: str, expected: str) -> None:

@@ -839,6 +839,41 @@ def test_the_monthly_spend_cap_stops_model_calls_and_the_comment_says_so(h: Harn
     assert "spend cap" in comment["body"]
 
 
+def test_the_monthly_cap_sees_what_another_prs_job_spent_whose_cache_was_never_saved(h: Harness) -> None:
+    """PR jobs restore the cache but never save it: the month's spend is read from the ledgers of the
+    repository's own review comments, so a second PR on a fresh runner is stopped all the same."""
+    open_pr(h)
+    h.llm.on("recall-pre-gate", {"citations": []}, usage=Usage(calls=1, cost_usd=0.6))
+    first = h.run("pull_request", "pull_request__opened.payload.json", inputs={"spend-per-month-usd": "0.5"})
+    assert first.code == 0, first.stdout
+    paid = h.llm.count()
+    assert paid >= 1
+    h.gh.add_pull(
+        3, head="7" * 40, base=BASE, changes={PROPOSAL: proposal_bytes().replace(b"tripled", b"x4")}
+    )
+    second = h.run(
+        "pull_request",
+        "pull_request__opened.payload.json",
+        edits={"number": 3, "pull_request.number": 3, "pull_request.head.sha": "7" * 40},
+        inputs={"spend-per-month-usd": "0.5"},
+        fresh_runner=True,  # nothing of the first job's cache
+    )
+    assert second.code == 0, second.stdout
+    assert h.llm.count() == paid  # not one model call
+    assert "monthly spend cap reached" in second.stdout
+    (comment,) = [c for c in h.gh.comments_on(3) if "path=docs/adr/" in c["body"].splitlines()[0]]
+    assert "spend cap" in comment["body"]
+    # and without the cap the same fresh runner reviews it with the model
+    third = h.run(
+        "pull_request",
+        "pull_request__opened.payload.json",
+        edits={"number": 3, "pull_request.number": 3, "pull_request.head.sha": "7" * 40},
+        inputs={"spend-per-month-usd": "5"},
+        fresh_runner=True,
+    )
+    assert third.code == 0 and h.llm.count() > paid
+
+
 def test_too_many_adrs_are_listed_with_the_command_that_reviews_them(h: Harness) -> None:
     open_pr(h, dict(THREE))
     r = h.run("pull_request", "pull_request__opened.payload.json", inputs={"max-adrs": "2"})

@@ -276,7 +276,7 @@ def test_one_bad_corpus_of_many_is_skipped_and_the_others_are_scored(
 @pytest.mark.parametrize(
     ("raised", "code", "stderr"),
     [
-        (RuntimeError("boom"), 1, "adr-review index: internal error: RuntimeError: boom"),
+        (RuntimeError("boom /secret"), 1, "adr-review index: internal error (RuntimeError) (ADR_REVIEW"),
         (KeyboardInterrupt(), 130, "adr-review index: interrupted"),
         (BrokenPipeError(), 1, ""),
     ],

@@ -22,6 +22,7 @@ import time
 from collections import deque
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
@@ -214,6 +215,11 @@ class FakeGitHub:
                 rf"^{prefix}/issues/(\d+)/comments$",
                 lambda m: self._page(self._public(self.comments_on(int(m[1]))), query, path),
             ),
+            (  # the repository's comments updated at or after `since`, oldest update first
+                "GET",
+                rf"^{prefix}/issues/comments$",
+                lambda m: self._page(self._public(self._since(query.get("since"))), query, path),
+            ),
             (
                 "POST",
                 rf"^{prefix}/issues/(\d+)/comments$",
@@ -337,14 +343,20 @@ class FakeGitHub:
             "url": f"{API_URL}/repos/{self.repo}/issues/comments/{cid}",
             "user": {"login": login, "type": user_type},
             "author_association": association,
+            "_updated": time.time(),
         }
         self.comments.append(comment)
         return comment
+
+    def _since(self, since: str | None) -> list[dict[str, Any]]:
+        start = datetime.fromisoformat(since.replace("Z", "+00:00")).timestamp() if since else 0.0
+        return sorted((c for c in self.comments if c["_updated"] >= start), key=lambda c: c["_updated"])
 
     def _edit(self, cid: int, body: str) -> Any:
         for c in self.comments:
             if c["id"] == cid:
                 c["body"] = body
+                c["_updated"] = time.time()
                 return self._public([c])[0]
         return 404, {"message": "Not Found"}
 
@@ -361,4 +373,8 @@ class FakeGitHub:
 
     @staticmethod
     def _public(comments: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        return [{k: v for k, v in c.items() if not k.startswith("_")} for c in comments]
+        def updated(c: dict[str, Any]) -> dict[str, str]:
+            when = datetime.fromtimestamp(c["_updated"], UTC) if "_updated" in c else None
+            return {"updated_at": when.strftime("%Y-%m-%dT%H:%M:%SZ")} if when else {}
+
+        return [{**{k: v for k, v in c.items() if not k.startswith("_")}, **updated(c)} for c in comments]

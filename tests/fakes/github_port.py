@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from app.core.comments import ours_per_path, pick_comment
+from app.core.comments import is_ours, ours_per_path, pick_comment
 from app.core.marker import read_marker
 from app.core.triggers import ChangedFile
 from app.pipeline.ports import GitHubError, PullRequestInfo, RepoComment, RepoFile
@@ -78,6 +78,10 @@ class MemoryGitHub:
     def recent_pulls(self, repo: str, since: float) -> list[int]:
         self._call("recent_pulls")
         return sorted(self.pulls, reverse=True)
+
+    def our_comments_since(self, repo: str, since: float) -> list[RepoComment]:
+        self._call("our_comments_since")  # every comment here was written "now"
+        return [c for listed in self.comments.values() for c in listed if is_ours(c, self.me)]
 
     def edit_comment(self, repo: str, number: int, comment_id: int, body: str) -> RepoComment:
         self._call("edit_comment")

@@ -366,6 +366,55 @@ def test_the_budget_stops_model_calls_at_the_caps_and_books_what_was_paid() -> N
     assert Budget(store, REPO, month, next_month).blocked() is None
 
 
+def _published_body(usd: float, month: str) -> str:
+    from app.core.feedback import Revision, next_ledger, with_ledger
+
+    return with_ledger("review", next_ledger(None, Revision("ab" * 8, (), usd, ("c0ffee" * 2,)), month))
+
+
+@pytest.mark.parametrize(
+    ("local", "published", "mine", "seen"),
+    [
+        (0.0, [1.5, 0.5], 0.0, 2.0),  # other PRs' jobs, from their comments: the cache knew nothing
+        (0.0, [1.5], 0.25, 1.75),  # and what this job spends on top
+        (3.0, [1.0], 0.0, 3.0),  # the cache knows more (a job that never published): the larger
+        (0.0, [], 0.0, 0.0),
+    ],
+)
+def test_the_action_month_adds_what_the_comments_booked_to_this_jobs_spend(
+    local: float, published: list[float], mine: float, seen: float
+) -> None:
+    from app.pipeline.budget import PublishedMonth, month_start
+
+    store = SqliteStateStore(":memory:")
+    store.add_spend(REPO, "2026-12", local)
+    reads: list[float] = []
+
+    def comments(since: float) -> list[str]:
+        reads.append(since)
+        return [_published_body(u, "2026-12") for u in published] + [_published_body(9.0, "2026-11")]
+
+    month = PublishedMonth(store, comments)
+    if mine:
+        month.add_spend(REPO, "2026-12", mine)
+    assert month.spent(REPO, "2026-12") == pytest.approx(seen)
+    assert month.spent(REPO, "2026-12") == pytest.approx(seen)
+    assert reads == [month_start("2026-12")]  # one read per job and month
+
+
+def test_the_action_month_falls_back_to_the_cache_when_comments_cannot_be_read() -> None:
+    from app.pipeline.budget import PublishedMonth
+    from app.pipeline.ports import GitHubError
+
+    store = SqliteStateStore(":memory:")
+    store.add_spend(REPO, "2026-12", 0.75)
+
+    def refused(since: float) -> list[str]:
+        raise GitHubError("list this month's comments", "Bad credentials", 401)
+
+    assert PublishedMonth(store, refused).spent(REPO, "2026-12") == pytest.approx(0.75)
+
+
 # --- publishing under races (issue 16; app/pipeline/publish.py) -----------------------------------------
 
 
@@ -561,3 +610,19 @@ def test_after_a_crash_past_the_render_checkpoint_nothing_upstream_runs_again() 
     out = pr.run_target(t, d, memo_for(store, t.run_key))
     assert out.result == "created" and llm.counts() == paid  # no model call on the way to the comment
     assert ("render", "skipped-checkpoint") in [(a.stage, a.outcome) for a in store.attempts(t.run_key)]
+
+
+def test_an_internal_error_comment_names_its_kind_never_its_text(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An unexpected failure's message may hold a database error, a path or a value from an ADR: the
+    public comment says "internal error (its kind)", the log has the rest."""
+
+    def explode(*_args: Any, **_kwargs: Any) -> Any:
+        raise RuntimeError("AdminShutdown: terminating connection; password=hunter2 at /srv/secret")
+
+    monkeypatch.setattr(pr, "review_adr", explode)
+    gh = github(changed=(KAFKA,))
+    outs = run_inline(plan(pr_event(), gh, online=False).targets, deps(gh), SqliteStateStore(":memory:"))
+    assert outs[0].review is not None and outs[0].review.error == "internal error (RuntimeError)"
+    (comment,) = gh.comments[N]
+    assert "internal error (RuntimeError)" in comment.body
+    assert not any(word in comment.body for word in ("AdminShutdown", "hunter2", "/srv/secret"))

@@ -236,6 +236,18 @@ class GitHubAdapter:
 
         return self._call("list recently updated pull requests", get)
 
+    def our_comments_since(self, repo: str, since: float) -> list[RepoComment]:
+        from datetime import UTC, datetime
+
+        from app.core.comments import is_ours
+
+        def get() -> list[RepoComment]:
+            listed = self._repo(repo).get_issues_comments(since=datetime.fromtimestamp(since, UTC))
+            me = self.identity()
+            return [c for c in map(_comment, listed) if is_ours(c, me)]
+
+        return self._call("list this month's comments", get)
+
     def create_comment(self, repo: str, number: int, body: str) -> RepoComment:
         def post() -> RepoComment:
             return _comment(self._repo(repo).get_issue(number).create_comment(body))

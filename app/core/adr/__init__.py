@@ -20,7 +20,7 @@ quotes are verified against); vocabulary holds the word tables as data and model
 
 from app.core.adr.fields import normalize_status
 from app.core.adr.model import Adr, AdrLink, AdrParseError, Language, LinkKind, Status
-from app.core.adr.names import canonical_id_key
+from app.core.adr.names import canonical_id_key, fold_id
 from app.core.adr.parse import decode_adr_bytes, parse_adr
 from app.core.adr.reader import ReaderBlock, ReaderKind, is_markdown_path, reader_blocks, text_reader_blocks
 from app.core.adr.sections import strip_list_marker
@@ -53,6 +53,7 @@ __all__ = [
     "ReaderKind",
     "Status",
     "canonical_id_key",
+    "fold_id",
     "decode_adr_bytes",
     "is_markdown_path",
     "normalize_status",

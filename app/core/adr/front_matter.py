@@ -8,7 +8,9 @@ ALIAS_EXTRA_CHARS characters to what the file itself spells out, nesting stays u
 recursive alias is refused. A refusal is a per-file error with the reason (`FrontMatterRefused`).
 
 Scalars that SafeLoader would turn into values Python refuses (a 5,000-digit integer, the date
-2024-13-45) stay strings. A front matter that is not valid YAML is read line by line as
+2024-13-45) stay strings, and so does an integer spelled with more than MAX_INT_CHARS characters:
+PyYAML builds hex, octal, binary and base-60 integers without CPython's 4,300-digit guard, and the
+first str() of such a value (a 4 kB `tags: 0x...`) would raise far from here. A front matter that is not valid YAML is read line by line as
 "key: value" (`lenient` is then True).
 """
 
@@ -23,6 +25,7 @@ from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 ALIAS_EXTRA_NODES = 10_000
 ALIAS_EXTRA_CHARS = 100_000
 MAX_DEPTH = 64
+MAX_INT_CHARS = 100  # an integer written longer than this stays the string it is (any base)
 
 _FRONT = re.compile(r"\A---[ \t]*\n(.*?\n)?(?:---|\.\.\.)[ \t]*(?:\n|\Z)", re.DOTALL)
 _LENIENT_LINE = re.compile(r"^([A-Za-z_][\w-]*)[ \t]*:[ \t]*(.*)$")
@@ -38,8 +41,11 @@ class _Loader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[mi
 
 def _tolerant(tag: str) -> None:
     base = _Loader.yaml_constructors[tag]
+    bounded = tag == "tag:yaml.org,2002:int"
 
     def construct(loader: Any, node: ScalarNode) -> Any:
+        if bounded and len(str(node.value)) > MAX_INT_CHARS:
+            return loader.construct_scalar(node)
         try:
             return base(loader, node)
         except (ValueError, OverflowError):

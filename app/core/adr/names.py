@@ -13,8 +13,10 @@ from __future__ import annotations
 import functools
 import posixpath
 import re
+import unicodedata
 
 from app.core.adr_paths import adr_stem
+from app.core.text import nfkc
 
 ID_KEY = re.compile(r"^\s*adr[-_ ]?0*(\d+)((?:-\d+)*)\s*$", re.IGNORECASE)
 _DATE = r"(\d{4})-?(\d{2})-?(\d{2})"
@@ -27,13 +29,39 @@ _EXPORT = re.compile(r"^\d{1,5}_[0-9a-f]{8,}$", re.IGNORECASE)
 _DATE_PREFIX = re.compile(rf"^{_DATE}(?:\d{{2}})?(?:-\d{{1,3}})?[-_.]*")
 
 
+# Every dash a reader takes for a hyphen: hyphen, non-breaking hyphen (U+2011), figure dash, en and em
+# dashes, horizontal bar, minus sign, small and full-width hyphen-minus.
+_DASHES = re.compile("[\u2010-\u2015\u2212\ufe58\ufe63\uff0d]")
+
+
+def fold_id(text: str) -> str:
+    """Ids as a reader sees them, folded the one way every comparison, de-duplication and display of
+    an id uses (and any text ids are looked for in): NFKC (`ＡＤＲ-０００４` is ADR-0004), invisible
+    format characters dropped (`ADR-0\u2060001` is ADR-0001, as the renderer would show it), any
+    dash a hyphen (`ADR–0777`), whitespace runs one space, trimmed."""
+    if not text.isascii():
+        text = nfkc(text)
+        if not text.isascii():
+            text = _DASHES.sub("-", "".join(ch for ch in text if unicodedata.category(ch) != "Cf"))
+    return " ".join(text.split())
+
+
+@functools.lru_cache(maxsize=65_536)
 def canonical_id_key(adr_id: str) -> str:
-    """Comparison key for ids: case and zero-padding do not matter ("adr-71" == "ADR-0071")."""
+    """Comparison key for ids, after fold_id: case and zero-padding do not matter ("adr-71" ==
+    "ADR-0071" == "ＡＤＲ－７１")."""
+    adr_id = fold_id(adr_id)
     m = ID_KEY.match(adr_id)
     if not m:
-        return adr_id.strip().casefold()
-    tail = "".join("-" + str(int(p)) for p in m.group(2).split("-") if p)
-    return f"ADR-{int(m.group(1))}{tail}"
+        return adr_id.casefold()
+    tail = "".join("-" + _unpadded(p) for p in m.group(2).split("-") if p)
+    return f"ADR-{_unpadded(m.group(1))}{tail}"
+
+
+def _unpadded(digits: str) -> str:
+    """The digits without leading zeros, never through int() past a length CPython refuses to print
+    ("ADR-" and 5,000 digits is a key, not a ValueError); int() still reads other scripts' digits."""
+    return str(int(digits)) if len(digits) <= 1_000 else digits.lstrip("0") or "0"
 
 
 @functools.lru_cache(maxsize=4096)
@@ -52,7 +80,8 @@ def format_id(raw: str | None) -> str | None:
 
 
 def number_of(adr_id: str) -> int | None:
-    m = re.match(r"^ADR-(\d+)$", adr_id)
+    """The number of a numbered id ("ADR-0071" -> 71); None for date ids and numbers past 18 digits."""
+    m = re.match(r"^ADR-(\d{1,18})$", adr_id)
     return int(m.group(1)) if m else None
 
 

@@ -21,7 +21,14 @@ from app.core.adr.front_matter import FrontMatterRefused, split_front_matter
 from app.core.adr.links import find_links
 from app.core.adr.markdown import MarkdownDoc, MarkdownTooComplex, read_markdown
 from app.core.adr.model import Adr, AdrParseError, Language
-from app.core.adr.names import canonical_id_key, format_id, id_from_filename, number_of, title_from_filename
+from app.core.adr.names import (
+    canonical_id_key,
+    fold_id,
+    format_id,
+    id_from_filename,
+    number_of,
+    title_from_filename,
+)
 from app.core.adr.reader import is_markdown_path, plain_blocks
 from app.core.adr.sections import extract_sections, scan_plain_headings
 from app.core.adr.summary import make_summary
@@ -35,8 +42,19 @@ _CONTROL_CHARS = re.compile(r"[\x01-\x08\x0e-\x1f]")
 
 
 def parse_adr(path: str, data: bytes, *, max_bytes: int = 1_000_000) -> Adr:
-    """Parse one ADR file. `path` is relative to the ADR folder ('/' separated)."""
+    """Parse one ADR file. `path` is relative to the ADR folder ('/' separated). Whatever the file
+    holds, the outcome is an Adr or an AdrParseError for this file: a value no rule here bounds (a
+    conversion CPython refuses) costs this file only, never the folder or the run."""
     path = path.replace("\\", "/")
+    try:
+        return _parse(path, data, max_bytes)
+    except AdrParseError:
+        raise
+    except (ValueError, OverflowError, RecursionError) as exc:
+        raise AdrParseError(path, f"a value in this file cannot be read ({type(exc).__name__})") from None
+
+
+def _parse(path: str, data: bytes, max_bytes: int) -> Adr:
     text = decode_adr_bytes(path, data, max_bytes=max_bytes)
     text = text.replace("\r\n", "\n").replace("\r", "\n")
     if not text.strip():
@@ -67,12 +85,12 @@ def parse_adr(path: str, data: bytes, *, max_bytes: int = 1_000_000) -> Adr:
         title_raw = fm_title
     file_id, number = id_from_filename(path)
     title_id, title = split_title_id(title_raw, number) if title_raw else (None, None)
-    fm_id = format_id(str_value(front.get("id")))
+    fm_id = format_id(fold_id(str_value(front.get("id")) or ""))
     # Precedence: front matter id > the file name's number (what links point at; a copy-pasted "# 3."
     # title or Tendermint's adr-021 titled "ADR 012" must not take another ADR's id) > an id in the title.
     if not fm_id and file_id and title_id and canonical_id_key(file_id) != canonical_id_key(title_id):
         notes.append(f"the title says {title_id} but the file name says {file_id}: {file_id} is used")
-    adr_id = fm_id or file_id or title_id or adr_stem(path)
+    adr_id = fold_id(fm_id or file_id or title_id or adr_stem(path))
     id_number = number_of(adr_id)
     if id_number is not None:
         number = id_number

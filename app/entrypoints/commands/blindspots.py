@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from app.entrypoints.commands.common import repo_config, setup_logging
+from app.entrypoints.commands.common import folder_relative, repo_config, setup_logging
 
 if TYPE_CHECKING:
     from app.config import RepoConfig, Settings
@@ -77,13 +77,11 @@ def run(args: argparse.Namespace) -> int:
         config = config.model_copy(update={"blindspot": config.blindspot.model_copy(update=updates)})
 
     from app.core.adr import AdrParseError, parse_adr
+    from app.core.adr_paths import printable_path
 
     file: Path = args.file
     adr_dir: Path = args.adr_dir or file.parent
-    try:
-        rel = file.resolve().relative_to(adr_dir.resolve()).as_posix()
-    except ValueError:
-        rel = file.name
+    rel = folder_relative(file, adr_dir) or printable_path(file.name)
     try:
         adr = parse_adr(rel, file.read_bytes())
     except OSError as exc:

@@ -42,6 +42,17 @@ def setup_logging(default_level: str = "WARNING") -> None:
     )
 
 
+def folder_relative(file: Path, adr_dir: Path) -> str | None:
+    """The file's path inside the ADR folder as printable text (a name that is not UTF-8 is kept as
+    its bytes, app.core.adr_paths.printable_path), None when it is outside the folder."""
+    from app.core.adr_paths import printable_path
+
+    try:
+        return printable_path(file.resolve().relative_to(adr_dir.resolve()).as_posix())
+    except ValueError:
+        return None
+
+
 def repo_config(path: Path | None) -> RepoConfig:
     """The repo config from --config (the defaults without one). Raises ValueError with a one-line message."""
     from app.config import RepoConfig, RepoConfigError, parse_repo_config

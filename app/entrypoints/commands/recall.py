@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from app.entrypoints.commands.common import (
     add_index_arguments,
+    folder_relative,
     progress_reporter,
     retrieval_config,
     setup_logging,
@@ -121,14 +122,11 @@ def format_candidates(result: RetrievalResult, explain: bool = False, top: int |
 def proposal_from_file(path: Path, adr_dir: Path) -> tuple[Adr, frozenset[str]]:
     """The parsed proposal and the paths to exclude (itself, when it lives in the ADR folder)."""
     from app.core.adr import parse_adr
+    from app.core.adr_paths import printable_path
 
-    try:
-        rel = path.resolve().relative_to(adr_dir.resolve()).as_posix()
-        exclude = frozenset({rel})
-    except ValueError:
-        rel = path.name
-        exclude = frozenset()
-    return parse_adr(rel, path.read_bytes()), exclude
+    inside = folder_relative(path, adr_dir)
+    rel = inside or printable_path(path.name)
+    return parse_adr(rel, path.read_bytes()), frozenset({inside} if inside else ())
 
 
 def run(args: argparse.Namespace) -> int:

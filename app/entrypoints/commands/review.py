@@ -149,11 +149,13 @@ def run(args: argparse.Namespace) -> int:
 
 def _display_path(path: Path) -> str:
     """Relative to the current folder when inside it (so links work from here), else absolute."""
+    from app.core.adr_paths import printable_path
+
     resolved = path.resolve()
     try:
-        return resolved.relative_to(Path.cwd().resolve()).as_posix()
+        return printable_path(resolved.relative_to(Path.cwd().resolve()).as_posix())
     except ValueError:
-        return resolved.as_posix()
+        return printable_path(resolved.as_posix())
 
 
 def store_paths(store: Path | None, index_dir: Path | None) -> tuple[Path | None, Path | None]:
