@@ -23,10 +23,12 @@ COMMANDS: dict[str, tuple[str, str]] = {
     ),
     "report": (
         "report",
-        "what reviewers did with the findings, against the sunset rule (ADR-0071): Markdown, JSON, PNG",
+        "what reviewers did with the findings, against the sunset rule (keep the blind spots while at "
+        "least 20 percent of findings are adopted and 10 percent of ADRs revised): Markdown, JSON, PNG",
     ),
     "action": ("action", "run as a GitHub Action (reads GITHUB_* and INPUT_* from the environment)"),
     "serve": ("serve", "run the GitHub App webhook server"),
+    "health": ("health", "check that this host's App worker is alive (a container healthcheck)"),
 }
 
 

@@ -357,6 +357,9 @@ class AppSettings(BaseSettings):
     lease_ttl_s: float = 300.0  # a dead worker's run is reclaimed after this; renewed every ttl/3
     # SIGTERM: how long a worker waits for the stages in flight; the lease TTL must be >= 1.5 x this
     shutdown_wait_s: float = Field(default=10.0, ge=0)
+    # The worker role's liveness file (app/entrypoints/liveness.py); default <store_dir>/worker.heartbeat.
+    heartbeat_file: Path | None = None
+    heartbeat_every_s: float = Field(default=10.0, gt=0)  # `adr-review health --worker` allows 60 s
     max_attempts: int = 3  # then the run is failed with its last error
     retry_backoff_s: float = 30.0
     stall_after_s: float = 3600.0  # watchdog: a running run without stage progress this long fails

@@ -41,3 +41,40 @@ def test_every_command_module_exists() -> None:
     for module, _help in COMMANDS.values():
         mod = importlib.import_module(f"app.entrypoints.commands.{module}")
         assert callable(mod.configure) and callable(mod.run)
+
+
+@pytest.mark.real_process
+def test_a_commands_log_lines_carry_their_fields_not_only_the_event_name() -> None:
+    """A warning such as llm_call_failed must say what failed and why in the CLI's and the Action's log."""
+    code = (
+        "import logging; from app.entrypoints.commands.common import setup_logging; setup_logging();"
+        "logging.getLogger('app.adapters.llm.adapter').warning("
+        "'llm_call_failed', extra={'kind': 'auth', 'error': 'HTTP 401: authentication_error'})"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.stderr.strip() == (
+        'WARNING app.adapters.llm.adapter: llm_call_failed {"kind": "auth", "error": "HTTP 401: authentication_error"}'
+    )
+
+
+def test_help_cites_no_internal_design_ids(capsys) -> None:
+    """A user has never seen the design documents: help says the rule, not `ADR-0071` or "seed 002"."""
+    import re
+
+    texts = [help_text for _module, help_text in COMMANDS.values()]
+    assert main(["--help"]) == 0
+    texts.append(capsys.readouterr().out)
+    for name in COMMANDS:
+        with pytest.raises(SystemExit):
+            main([name, "--help"])
+        texts.append(capsys.readouterr().out)
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    texts += [
+        p.read_text(encoding="utf-8") for p in sorted((root / "templates").rglob("*.*"))
+    ]  # comment, report
+    texts.append((root / "app" / "adapters" / "report_chart.py").read_text(encoding="utf-8"))
+    pattern = r"ADR-0(?:071|116)|seed(?:'s)? ?0\d\d|the seed(?:'|'')s|シードの"
+    found = [m.group(0) for t in texts for m in re.finditer(pattern, t)]
+    assert found == []

@@ -61,7 +61,10 @@ def report_png(report: Report, *, dpi: int = 110) -> bytes:
     ax.set_ylim(0, 110)
     ax.set_ylabel("%")
     scope = report.repo or "all repositories"
-    ax.set_title(f"Sunset rule (ADR-0071): {report.verdict.text}\n{mermaid_label(scope, 60)}", fontsize=9)
+    ax.set_title(
+        f"Sunset rule (20 % adopted, 10 % revised): {report.verdict.text}\n{mermaid_label(scope, 60)}",
+        fontsize=9,
+    )
     if report.perspectives:
         px = axes[1]
         rows = list(reversed(report.perspectives))

@@ -67,6 +67,8 @@ def _citation_url(link_base: str | None, adr_dir: str, c: Citation) -> str | Non
     if link_base is None or not c.path:
         return None
     rel = "/".join(p for p in (adr_dir.strip("/"), c.path.lstrip("/")) if p)
+    if not link_base and adr_dir.startswith("/"):  # a local folder outside the working directory
+        rel = "/" + rel  # its absolute path: right from any working directory
     target = quote(clean(rel), safe="/")
     return f"{link_base.rstrip('/')}/{target}" if link_base else target
 
@@ -284,6 +286,11 @@ def build_view(
                 items=t["list_sep"].join(_label(labels, "category", c) for c in bs.coverage_gaps)
             )
             if bs and bs.coverage_gaps
+            else None
+        ),
+        "cut_note": (
+            t["blind_cut"].format(read=fmt_int(bs.adr_cut[0], lang), total=fmt_int(bs.adr_cut[1], lang))
+            if bs is not None and bs.adr_cut
             else None
         ),
         "groups": groups,

@@ -34,6 +34,7 @@ from app.entrypoints.action_env import (
     read_event_file,
     state_store,
 )
+from app.entrypoints.llm_auth import AuthWatches, refused_message
 from app.entrypoints.workflow_commands import Reporter, StepReport, md_text, report_sync
 from app.pipeline import pr
 from app.pipeline.budget import Budget, PublishedMonth
@@ -91,6 +92,7 @@ def _run(
     repo, event = runner.repository, read_event_file(runner.event_name, runner.event_path, runner.repository)
     prompts = packaged()
     gh = LazyGitHub(lambda: github_factory(inputs.github_token, runner.api_url))
+    watched = AuthWatches(lambda config: llm_factory(inputs.anthropic_api_key, config))
     cache = cache_dir(inputs.cache_dir)
     with state_store(cache, lambda msg: rep.annotate("warning", msg)) as store:
         report = StepReport(rep, repo, store, runner.server_url, inputs.config_path, FORK_NOTE, dry)
@@ -114,7 +116,7 @@ def _run(
             folders,
             prompts,
             runner.server_url,
-            lambda config: llm_factory(inputs.anthropic_api_key, config),
+            watched,
             dry_run=dry,
             config_path=inputs.config_path,
             notify=report.notify,
@@ -122,3 +124,7 @@ def _run(
             ledger=ledger,
         )
         carry_out(plan, lifecycle, report)
+    if watched.refused is not None:  # the comments say it too; the step must fail, not pass quietly
+        message = refused_message(watched.refused, watched.provider, "action")
+        rep.error(message, title="adr-review: model provider")
+        rep.summary.append(f"**adr-review failed:** {md_text(message)}")

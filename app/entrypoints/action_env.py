@@ -208,9 +208,11 @@ class ActionError(RuntimeError):
 
 
 def export_model_cache(env: MutableMapping[str, str], cache: Path) -> None:
-    """Embedding models (an optional sentence-transformers / ONNX one) download into the cached folder:
-    ADR_REVIEW_MODEL_CACHE (set in the image), else <cache-dir>/models. Variables already set win."""
+    """Embedding models (an optional sentence-transformers / ONNX one) and the lexicon download into the
+    cached folder: <cache-dir>/models, unless ADR_REVIEW_MODEL_CACHE is set. Set here, not in the image,
+    which the App runs too. Variables already set win."""
     models = Path(env.get("ADR_REVIEW_MODEL_CACHE") or cache / "models")
+    env.setdefault("ADR_REVIEW_MODEL_CACHE", str(models))
     for var in ("HF_HOME", "SENTENCE_TRANSFORMERS_HOME"):
         env.setdefault(var, str(models / var.lower()))
 

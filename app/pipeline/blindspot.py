@@ -53,6 +53,7 @@ from app.pipeline.blindspot_nodes import (
     OWN_RISK_SECTIONS,
     PERSPECTIVES_PER_RUN,
     NodeContext,
+    adr_cut,
     base_variables,
     empty_result,
     judged_finding,
@@ -217,6 +218,7 @@ def run_blindspots(
         exclusions=tuple(exclusions),
         low_confidence_count=low_confidence,
         raised_count=len(critic_findings),
+        adr_cut=adr_cut(proposal),
     )
 
 

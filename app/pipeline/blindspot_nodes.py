@@ -44,6 +44,8 @@ PERSPECTIVES_PER_RUN = 3
 # Sections whose statements count as "the ADR already covers this" (the seeds keep their known
 # downsides under Consequences, so those count too).
 OWN_RISK_SECTIONS = ("risks", "alternatives", "consequences")
+# The critics and the Judge are sent an ADR's first MAX_ADR_CHARS characters (a bound on every request's
+# size and cost); a longer ADR's comment says what was cut (BlindSpotResult.adr_cut, docs/config.md).
 MAX_ADR_CHARS = 60_000
 
 # The pre-mortem's four categories as the model is told them, in the language it is asked to write.
@@ -281,7 +283,7 @@ def base_variables(
     `language` setting, else the ADR's own); quotes stay in the ADR's words whatever it is."""
     lang = output_language(language or proposal.language)
     text = proposal.text
-    if len(text) > MAX_ADR_CHARS:
+    if adr_cut(proposal) is not None:
         text = text[:MAX_ADR_CHARS] + "\n[... truncated ...]"
     return {
         "adr_id": fold_whitespace(proposal.adr_id),
@@ -305,6 +307,12 @@ def base_variables(
             for c in citations
         ],
     }
+
+
+def adr_cut(proposal: Adr) -> tuple[int, int] | None:
+    """(characters sent, the ADR's length) when the critics are sent only the ADR's start, else None."""
+    length = len(proposal.text)
+    return (MAX_ADR_CHARS, length) if length > MAX_ADR_CHARS else None
 
 
 def meta_int(prompt: Prompt, key: str, default: int) -> int:

@@ -41,7 +41,8 @@ class LlmResponse:
 
 class LlmError(Exception):
     """A call that produced no usable answer. kind: timeout | http_error | connection | refused | empty |
-    config (the provider cannot be reached as configured: no region, no credentials, a missing extra)."""
+    config (the provider cannot be reached as configured: no region, no credentials, a missing extra) |
+    auth (the provider refused the credentials: HTTP 401 / 403)."""
 
     def __init__(self, kind: str, message: str, usage: Usage | None = None) -> None:
         super().__init__(f"{kind}: {message}")

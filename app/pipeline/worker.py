@@ -210,7 +210,12 @@ class WorkerPool:
     def facts(self) -> dict[str, Any]:
         with self._lock:
             active = len(self._active)
-        return {"workers_alive": self.alive(), "runs_in_progress": active}
+        background = [t for t in self._threads if not t.name.startswith("worker-")]
+        return {
+            "workers_alive": self.alive(),
+            "runs_in_progress": active,
+            "background_alive": bool(background) and all(t.is_alive() for t in background),
+        }
 
     # -- the loop --------------------------------------------------------------------------------------
     def _loop(self, owner: str) -> None:

@@ -218,7 +218,7 @@ def test_client_errors_are_not_retried(
     fake_anthropic.script("recall-pre-gate", Reply(status=status), Reply(answer=ANSWER))
     with pytest.raises(LlmError) as err:
         llm.complete(request())
-    assert err.value.kind == "http_error"
+    assert err.value.kind == ("auth" if status in (401, 403) else "http_error")  # refused credentials
     assert f"HTTP {status}" in err.value.message
     assert fake_anthropic.count() == 1
     assert err.value.usage.calls == 1 and err.value.usage.input_tokens == 0

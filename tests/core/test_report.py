@@ -224,7 +224,7 @@ def test_markdown_done_when_numbers_and_charts() -> None:
         min_shown=4,
     )
     md = render_report(r)
-    assert "**Sunset rule (ADR-0071): keep" in md
+    assert "**Sunset rule (≥ 20 % of findings adopted, ≥ 10 % of ADRs revised): keep" in md
     assert "| **50 %** (2 of 4) | 20 % | ✅ |" in md
     assert "| **100 %** (1 of 1) | 10 % | ✅ |" in md
     assert "| Dismissed (`/adr-review dismiss`) | 1 (25 %) |" in md

@@ -28,6 +28,7 @@ from app.pipeline.ports import GitHubPort, LlmPort, SyncReport
 from tests.fakes.blindspot_answers import da_answer, judge_echo_answer, pm_answer
 from tests.fakes.github_api import FakeGitHub, Fault
 from tests.fakes.llm import FakeLlm
+from tests.fakes.messages_server import FakeMessagesServer, Reply
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "tests" / "fixtures" / "github"
@@ -508,6 +509,29 @@ def test_without_an_api_key_recall_is_extractive(h: Harness) -> None:
     assert "extractive" in comment["body"].lower()
 
 
+def test_a_refused_api_key_fails_the_step_naming_the_input_and_the_comment_still_says_it(
+    h: Harness, fake_anthropic: FakeMessagesServer
+) -> None:
+    """The real adapter against the fake Messages API answering 401 to every call."""
+    from app.adapters.llm import make_llm
+    from app.config import Settings
+
+    for prompt in ("recall-pre-gate", "blindspot-devils-advocate", "blindspot-premortem", "blindspot-judge"):
+        fake_anthropic.set_default(prompt, Reply(status=401))
+    wrong = Settings(ANTHROPIC_API_KEY="sk-wrong", ANTHROPIC_BASE_URL=fake_anthropic.base_url)
+    h.llm = make_llm(wrong, RepoConfig())  # type: ignore[assignment]
+    open_pr(h)
+    r = h.run("pull_request", "pull_request__opened.payload.json")
+    assert r.code == 1 and fake_anthropic.count() >= 1
+    errors = [line for line in r.stdout.splitlines() if line.startswith("::error")]
+    assert len(errors) == 1, r.stdout
+    assert "refused the credentials" in errors[0] and "HTTP 401" in errors[0]
+    assert "`anthropic-api-key` input" in errors[0]
+    (comment,) = h.adr_comments()  # the review is still published, and says why the model did not run
+    assert "authentication_error" in comment["body"]
+    assert "refused the credentials" in r.summary
+
+
 def test_schedule_reindexes_the_default_branch_incrementally(h: Harness) -> None:
     r = h.run("schedule", "schedule.json")
     assert r.code == 0, r.stdout
@@ -535,6 +559,7 @@ def test_the_model_cache_goes_into_the_cached_folder() -> None:
     env: dict[str, str] = {}
     export_model_cache(env, Path("/ws/.adr-review"))
     assert env == {
+        "ADR_REVIEW_MODEL_CACHE": "/ws/.adr-review/models",
         "HF_HOME": "/ws/.adr-review/models/hf_home",
         "SENTENCE_TRANSFORMERS_HOME": "/ws/.adr-review/models/sentence_transformers_home",
     }

@@ -181,19 +181,27 @@ def test_a_corrupt_index_store_is_kept_aside_and_rebuilt(
     assert not any("was corrupt" in r.getMessage() for r in caplog.records)
 
 
+def _state_file_is_a_folder(w: Path) -> Path:
+    (w / "store" / "checkpoints.sqlite3").mkdir(parents=True)
+    return w / "store"
+
+
 @pytest.mark.parametrize(
-    "where",
+    ("where", "shown"),
     [
-        pytest.param(lambda w: w / "a-file" / "checkpoints.sqlite3", id="under-a-file"),
-        pytest.param(lambda w: w / "garbage.sqlite3", id="not-sqlite"),
-        pytest.param(lambda w: w / "adrs", id="a-folder"),
+        pytest.param(lambda w: w / "a-file" / "checkpoints.sqlite3", "", id="under-a-file"),
+        pytest.param(lambda w: w / "garbage.sqlite3", "", id="not-sqlite"),
+        pytest.param(
+            _state_file_is_a_folder, "checkpoints.sqlite3", id="a-store-folder-whose-file-is-a-folder"
+        ),
     ],
 )
 def test_a_checkpoint_store_that_cannot_open_only_costs_the_checkpoints(
-    where: Callable[[Path], Path], work: Path, capsys: pytest.CaptureFixture[str]
+    where: Callable[[Path], Path], shown: str, work: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    path = where(work)
-    argv = ["review", "proposal.md", "--adr-dir", "adrs", "--index-dir", store(work), "--store", str(path)]
+    given = where(work)
+    path = given / shown if shown else given  # --store DIR keeps its checkpoints in DIR/checkpoints.sqlite3
+    argv = ["review", "proposal.md", "--adr-dir", "adrs", "--index-dir", store(work), "--store", str(given)]
     code, out, err = run_cli(argv, capsys)
     assert code == 0
     assert f"adr-review review: warning: cannot open the store {path}" in err

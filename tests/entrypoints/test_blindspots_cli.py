@@ -135,3 +135,23 @@ def test_recall_runs_over_the_folder_and_its_citations_reach_the_critics(
         assert all(adr_id in text for adr_id in cited), prompt
     assert fake_anthropic.count("recall-pre-gate") == 1
     assert out["usage"]["calls"] == 4
+
+
+def test_a_refused_key_prints_the_report_and_exits_1_naming_the_key(
+    fake_anthropic: FakeMessagesServer,
+    monkeypatch: pytest.MonkeyPatch,
+    adr_dir: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    fake_anthropic.set_default("*", Reply(status=401))
+    for prompt in ("recall-pre-gate", "blindspot-devils-advocate", "blindspot-premortem", "blindspot-judge"):
+        fake_anthropic.set_default(prompt, Reply(status=401))
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-wrong")
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", fake_anthropic.base_url)
+    store = tmp_path / "own-store"
+    code = main(["blind-spots", "--file", str(adr_dir / "0071-blind-spots.md"), "--store", str(store)])
+    captured = capsys.readouterr()
+    assert code == 1 and "authentication_error" in captured.out
+    assert "refused the credentials" in captured.err and "ANTHROPIC_API_KEY" in captured.err
+    assert store.is_dir()  # --store is the index folder, as for `index` and `recall`

@@ -46,7 +46,10 @@ def test_the_done_when_report(store_file: Path, capsys: pytest.CaptureFixture[st
     out = capsys.readouterr().out
     assert code == 0
     assert "## 📊 adr-review feedback report: acme/shop" in out
-    assert "**Sunset rule (ADR-0071): keep — both rates are at or above their lines**" in out
+    assert (
+        "**Sunset rule (≥ 20 % of findings adopted, ≥ 10 % of ADRs revised): keep — both rates are at or above their lines**"
+        in out
+    )
     assert "| **50 %** (2 of 4) | 20 % | ✅ |" in out  # 2/4 adopted
     assert "| **100 %** (1 of 1) | 10 % | ✅ |" in out  # the revision
     assert "| Dismissed (`/adr-review dismiss`) | 1 (25 %) |" in out
@@ -140,3 +143,14 @@ def test_png_without_matplotlib_says_so_and_still_prints_the_report(
     assert "## 📊 adr-review feedback report" in captured.out
     assert "matplotlib is not installed: pip install 'adr-review[report]'" in captured.err
     assert not png.exists()
+
+
+@pytest.mark.parametrize("name", ["app.sqlite3", "checkpoints.sqlite3"])
+def test_store_may_name_the_store_folder_as_for_the_other_commands(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], name: str
+) -> None:
+    folder = tmp_path / ".adr-review"
+    folder.mkdir()
+    fill(folder / name)
+    assert main(["report", "--store", str(folder), "--repo", REPO, "--format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out)["findings_shown"] == 4

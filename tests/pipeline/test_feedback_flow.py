@@ -130,7 +130,10 @@ def test_done_when_ticks_a_dismissal_and_a_revision_reach_the_report_and_ticks_s
     assert "| **50 %** (2 of 4) | 20 % | ✅ |" in report  # 2/4 adopted
     assert "| Dismissed (`/adr-review dismiss`) | 1 (25 %) |" in report
     assert "| **100 %** (1 of 1) | 10 % | ✅ |" in report  # the revision
-    assert "**Sunset rule (ADR-0071): keep — both rates are at or above their lines**" in report
+    assert (
+        "**Sunset rule (≥ 20 % of findings adopted, ≥ 10 % of ADRs revised): keep — both rates are at or above their lines**"
+        in report
+    )
     assert main(["report", "--store", str(tmp_path / "app.sqlite3"), "--repo", REPO]) == 0
     assert "not enough" in capsys.readouterr().out.casefold()  # 4 findings are below the default sample
 
@@ -309,4 +312,7 @@ def test_done_when_a_reworded_revision_keeps_the_four_findings_and_their_ticks(
     assert main(args) == 0
     report = capsys.readouterr().out
     assert "| **50 %** (2 of 4) | 20 % | ✅ |" in report  # not 2 of 8, nor 2 of 12
-    assert "**Sunset rule (ADR-0071): keep — both rates are at or above their lines**" in report
+    assert (
+        "**Sunset rule (≥ 20 % of findings adopted, ≥ 10 % of ADRs revised): keep — both rates are at or above their lines**"
+        in report
+    )

@@ -519,6 +519,29 @@ def test_japanese_adr_gets_a_japanese_comment_unless_forced() -> None:
     assert forced.language == "en"
 
 
+@pytest.mark.parametrize(
+    ("path", "filler", "said"),
+    [
+        (KAFKA, "Order events carry the order id and the line items. ", "were sent only the first 60,000"),
+        (REDIS, "セッションはユーザー ID をキーに保存する。", "先頭の 60,000 文字だけを送りました"),
+    ],
+)
+def test_an_adr_longer_than_the_critics_are_sent_says_so_in_its_comment(
+    path: str, filler: str, said: str
+) -> None:
+    long = (ROOT / path).read_text(encoding="utf-8") + "\n## Notes\n\n" + filler * (70_000 // len(filler))
+    adrs = folder()
+    llm = scripted_llm(adrs, language="en" if path == KAFKA else "ja")
+    review = run_review(memory(), target(path, content=long.encode()), deps(llm, adrs))
+    assert review.blindspots is not None and review.blindspots.status == "judged"
+    sent = llm.requests(DA)[0]
+    assert (sent.shared_prefix or "").endswith("[... truncated ...]\n</adr_document>")
+    body = render_comment(review, link_base=None)
+    assert said in body and f"{len(long):,}" in body
+    short = run_review(memory(), target(path), deps(scripted_llm(adrs), adrs))
+    assert "60,000" not in render_comment(short, link_base=None)
+
+
 def test_recall_excludes_the_adr_under_review_when_it_is_in_the_folder() -> None:
     adrs = folder()
     path = "examples/adr/0005-nats-jetstream-event-bus.md"
@@ -736,3 +759,87 @@ def test_cli_through_the_anthropic_adapter_and_a_fake_api(
         assert rc == 0 and server.count() == 4  # every stage reused from the SQLite checkpoints
         assert "4 stages reused from checkpoints" in again
         assert parse_marker(again) == parse_marker(body)
+
+
+def test_cli_store_is_the_store_folder_as_for_index_and_recall(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`--store DIR` holds the index and the review's checkpoints; a SQLite file is the old meaning,
+    still accepted with a deprecation note."""
+    from app.cli import main
+    from tests.fakes.messages_server import FakeMessagesServer, Reply
+
+    monkeypatch.chdir(ROOT)
+    store = tmp_path / ".adr-review"
+    with FakeMessagesServer() as server:
+        server.set_default(DA, Reply(answer=EN_DA)).set_default(PM, Reply(answer=EN_PM))
+        server.set_default(JUDGE, lambda req: Reply(answer=judge_echo_answer(_user_text(req))))
+        monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test")
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", server.base_url)
+        assert main(["index", "--adr-dir", "examples/adr", "--store", str(store)]) == 0
+        capsys.readouterr()
+        assert main(["review", KAFKA, "--adr-dir", "examples/adr", "--store", str(store)]) == 0
+        first = capsys.readouterr()
+        assert "not saved" not in first.err and "Is a directory" not in first.err, first.err
+        assert (store / "checkpoints.sqlite3").is_file()
+        assert main(["review", KAFKA, "--adr-dir", "examples/adr", "--store", str(store)]) == 0
+        again = capsys.readouterr()
+        assert server.count() == 4 and "4 stages reused from checkpoints" in again.out
+        index_files = {p.name for p in store.iterdir()}
+        assert main(["recall", "--adr-dir", "examples/adr", "--store", str(store), "--file", KAFKA]) == 0
+        assert {p.name for p in store.iterdir()} == index_files  # one index, shared: nothing new was built
+
+        old = tmp_path / "checkpoints.sqlite"
+        assert main(["review", KAFKA, "--adr-dir", "examples/adr", "--store", str(old)]) == 0
+        assert "deprecated" in capsys.readouterr().err and old.is_file()
+
+
+def test_cli_a_refused_api_key_prints_the_comment_and_exits_non_zero_naming_the_key(
+    cli: Any, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from tests.fakes.messages_server import FakeMessagesServer, Reply
+
+    with FakeMessagesServer() as server:
+        for prompt in (RECALL, DA, PM, JUDGE):
+            server.set_default(prompt, Reply(status=401))
+        monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-wrong")
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", server.base_url)
+        monkeypatch.chdir(ROOT)
+        from app.cli import main
+
+        rc = main(["review", KAFKA, "--adr-dir", "examples/adr"])
+        captured = capsys.readouterr()
+        assert rc == 1
+        assert "authentication_error" in captured.out  # the comment still says why the model's steps failed
+        errors = [line for line in captured.err.splitlines() if "refused the credentials" in line]
+        assert len(errors) == 1 and "HTTP 401" in errors[0] and "ANTHROPIC_API_KEY" in errors[0], captured.err
+
+
+@pytest.mark.parametrize("where", ["repo root", "elsewhere"])
+def test_cli_links_lead_to_the_cited_files_from_the_working_directory(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    no_key: None,
+    where: str,
+) -> None:
+    """Relative links inside the working directory, absolute ones (leading slash kept) outside it."""
+    import shutil
+
+    from app.cli import main
+
+    folder = tmp_path / "decisions"
+    shutil.copytree(EXAMPLES / "adr", folder)
+    proposal = tmp_path / "0008-adopt-kafka-for-order-events.md"
+    shutil.copy(ROOT / KAFKA, proposal)
+    cwd = ROOT if where == "repo root" else tmp_path / "elsewhere"
+    cwd.mkdir(exist_ok=True)
+    monkeypatch.chdir(cwd)
+    adr_dir = str(folder) if where == "repo root" else "../decisions"
+    rc = main(
+        ["review", str(proposal), "--adr-dir", adr_dir, "--offline", "--index-dir", str(tmp_path / "ix")]
+    )
+    body = capsys.readouterr().out
+    targets = re.findall(r"^\| \[ADR-\d+\]\(([^)]+)\) \|", body, re.MULTILINE)
+    assert rc == 0 and targets, body
+    assert all(t.startswith(str(folder) + "/") and (cwd / t).is_file() for t in targets), targets

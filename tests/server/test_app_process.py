@@ -69,16 +69,81 @@ def test_a_burst_of_200_signed_deliveries_loses_and_duplicates_nothing(
         stack.stop_apps()
 
 
-def test_serve_refuses_to_start_without_a_webhook_secret(tmp_path: Path) -> None:
-    env = {"PATH": "/usr/bin:/bin", "ADR_REVIEW_STORE_DIR": str(tmp_path), "HOME": str(tmp_path)}
+@pytest.mark.parametrize(
+    ("role", "given", "named"),
+    [
+        ("all", {}, ["ADR_REVIEW_APP_ID", "ADR_REVIEW_APP_PRIVATE_KEY_PATH", "ADR_REVIEW_WEBHOOK_SECRET"]),
+        (
+            "all",
+            {"ADR_REVIEW_APP_ID": "1", "ADR_REVIEW_APP_PRIVATE_KEY": "pem"},
+            ["ADR_REVIEW_WEBHOOK_SECRET"],
+        ),
+        ("worker", {"ADR_REVIEW_WEBHOOK_SECRET": "s"}, ["ADR_REVIEW_APP_ID", "ADR_REVIEW_APP_PRIVATE_KEY"]),
+        ("worker", {"ADR_REVIEW_APP_PRIVATE_KEY_PATH": "/nonexistent.pem"}, ["ADR_REVIEW_APP_ID"]),
+    ],
+)
+def test_serve_refuses_to_start_without_the_apps_credentials_naming_them(
+    tmp_path: Path, role: str, given: dict[str, str], named: list[str]
+) -> None:
+    env = {"PATH": "/usr/bin:/bin", "ADR_REVIEW_STORE_DIR": str(tmp_path), "HOME": str(tmp_path), **given}
     done = subprocess.run(
-        [sys.executable, "-m", "app", "serve", "--port", "0"],
+        [sys.executable, "-m", "app", "serve", "--port", "0", "--role", role],
         cwd=REPO_ROOT,
         env=env,
         capture_output=True,
         text=True,
         timeout=60,
     )
-    assert done.returncode == 2
-    assert "no webhook secret" in done.stderr and "--insecure-no-secret" in done.stderr
+    assert done.returncode == 2, done.stderr
+    assert "refusing to start" in done.stderr.lower() and all(n in done.stderr for n in named), done.stderr
+    assert "Traceback" not in done.stderr
     assert not (tmp_path / "app.sqlite3").exists()  # nothing was opened either
+
+
+def test_serve_refuses_an_unreadable_private_key_before_opening_anything(tmp_path: Path) -> None:
+    env = {
+        "PATH": "/usr/bin:/bin",
+        "ADR_REVIEW_STORE_DIR": str(tmp_path),
+        "HOME": str(tmp_path),
+        "ADR_REVIEW_APP_ID": "1",
+        "ADR_REVIEW_APP_PRIVATE_KEY_PATH": str(tmp_path / "missing.pem"),
+    }
+    done = subprocess.run(
+        [sys.executable, "-m", "app", "serve", "--role", "worker"],
+        cwd=REPO_ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 2 and "private key" in done.stderr and "missing.pem" in done.stderr, done.stderr
+    assert not (tmp_path / "app.sqlite3").exists()
+
+
+def test_a_worker_beats_while_it_runs_and_a_hung_one_fails_its_healthcheck(stack: Stack) -> None:
+    """The worker role serves no HTTP: its liveness is the heartbeat file `adr-review health --worker`
+    checks (the compose healthcheck). SIGSTOP stands for a hung process."""
+    import os
+    import signal
+
+    stack.fresh("liveness")
+    beat_file = stack.store_dir / "worker.heartbeat"
+    worker, _ = stack.serve(role="worker", env={"ADR_REVIEW_HEARTBEAT_EVERY_S": "0.2"})
+
+    def health() -> subprocess.CompletedProcess[str]:
+        env = {**os.environ, "ADR_REVIEW_STORE_DIR": str(stack.store_dir)}
+        cmd = [sys.executable, "-m", "app", "health", "--worker", "--max-age", "2"]
+        return subprocess.run(cmd, cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=60)
+
+    try:
+        stack.wait_until("the first beat", beat_file.exists, timeout=30)
+        assert health().returncode == 0
+        os.kill(worker.popen.pid, signal.SIGSTOP)
+        try:
+            stack.wait_until("the healthcheck fails", lambda: health().returncode == 1, timeout=60)
+            assert "hung or stopped" in health().stderr
+        finally:
+            os.kill(worker.popen.pid, signal.SIGCONT)
+        stack.wait_until("it beats again", lambda: health().returncode == 0, timeout=60)
+    finally:
+        stack.stop_apps()

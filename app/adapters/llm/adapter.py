@@ -256,6 +256,9 @@ def _error_kind(exc: BaseException) -> tuple[str, str]:
         return ("http_error" if str(exc).startswith("HTTP") else "timeout"), str(exc)
     if isinstance(exc, anthropic.APITimeoutError):
         return "timeout", "request timed out"
+    if isinstance(exc, (anthropic.AuthenticationError, anthropic.PermissionDeniedError)):
+        # the credentials were refused: every later call fails alike, so the entrypoints fail loudly
+        return "auth", f"HTTP {exc.status_code}: {_api_message(exc)}"
     if isinstance(exc, anthropic.APIStatusError):
         return "http_error", f"HTTP {exc.status_code}: {_api_message(exc)}"
     if isinstance(exc, anthropic.APIConnectionError):

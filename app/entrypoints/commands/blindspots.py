@@ -2,7 +2,8 @@
 
 Needs an API key (the critics are model calls); without one it says so and exits 2. Recall runs over
 --adr-dir (default: the ADR's own folder) when the index adapter is available, and says so when not.
-Advisory like the rest: a run that degraded still exits 0; only unusable input or setup exits non-zero.
+Advisory like the rest: a run that degraded still exits 0; only unusable input or setup exits non-zero
+(a key the model provider refuses: 1, after the report).
 """
 
 from __future__ import annotations
@@ -44,7 +45,13 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--max-findings", type=int, default=None, help="findings shown (default: config, 5)")
     parser.add_argument("--config", type=Path, default=None, help="repo config YAML (.github/adr-review.yml)")
     parser.add_argument(
-        "--index-dir", type=Path, default=None, help="keep the ADR index here (default: temporary)"
+        "--store",
+        "--index-dir",
+        dest="index_dir",
+        type=Path,
+        default=None,
+        help="the store folder, as for `index` and `recall`: the ADR index lives there "
+        "(default: .adr-review/ or ADR_REVIEW_STORE_DIR)",
     )
 
 
@@ -84,16 +91,22 @@ def run(args: argparse.Namespace) -> int:
         print(f"adr-review blind-spots: {file}: {exc.reason}", file=sys.stderr)
         return 2
 
-    from app.adapters.llm import make_llm
+    from app.adapters.llm import make_llm, provider_of
+    from app.entrypoints.llm_auth import AuthWatch, refused_message
 
-    llm = make_llm(settings, config)
-    assert llm is not None  # the key was checked above
+    made = make_llm(settings, config)
+    assert made is not None  # the key was checked above
+    llm = AuthWatch(made)
     recall, notes = _recall(adr, adr_dir, args.index_dir, llm, config, settings)
     blind = _blindspots(adr, recall, llm, config, args.seed)
     if args.json:
         print(json.dumps(_as_json(adr, recall, blind, notes), ensure_ascii=False, indent=2))
     else:
         print(format_report(adr, recall, blind, notes))
+    if llm.refused:
+        message = refused_message(llm.refused, provider_of(settings, config), "cli")
+        print(f"adr-review blind-spots: error: {message}", file=sys.stderr)
+        return 1
     return 0
 
 

@@ -4,6 +4,7 @@ options and progress of the commands that open an index (index, recall, eval ret
 from __future__ import annotations
 
 import argparse
+import json
 import logging
 import os
 import sys
@@ -17,11 +18,27 @@ if TYPE_CHECKING:
     from app.pipeline.ports import SyncReport
 
 
+_STD_ATTRS = set(logging.LogRecord("", 0, "", 0, "", (), None).__dict__) | {"message", "asctime"}
+
+
+class ExtraFormatter(logging.Formatter):
+    """One line per record; `extra=` fields appended as JSON, so a log line says what happened and
+    why (`llm_call_failed {"kind": "auth", "error": "HTTP 401: ..."}`), not only its event name."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        line = super().format(record)
+        extra = {k: v for k, v in record.__dict__.items() if k not in _STD_ATTRS}
+        if extra:
+            line += " " + json.dumps(extra, default=str, ensure_ascii=False)
+        return line
+
+
 def setup_logging(default_level: str = "WARNING") -> None:
+    """logging.basicConfig with the ExtraFormatter (nothing changes where logging is already set up)."""
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(ExtraFormatter("%(levelname)s %(name)s: %(message)s"))
     logging.basicConfig(
-        level=os.environ.get("ADR_REVIEW_LOG_LEVEL", default_level).upper(),
-        stream=sys.stderr,
-        format="%(levelname)s %(name)s: %(message)s",
+        level=os.environ.get("ADR_REVIEW_LOG_LEVEL", default_level).upper(), handlers=[handler]
     )
 
 

@@ -25,7 +25,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--store",
         metavar="PATH|URL",
-        help="the state store: a SQLite file or postgresql://... (default: ADR_REVIEW_DATABASE_URL, else "
+        help="the state store: a store folder (its app.sqlite3 or checkpoints.sqlite3), a SQLite file or "
+        "postgresql://... (default: ADR_REVIEW_DATABASE_URL, else "
         "ADR_REVIEW_DB_PATH, else <ADR_REVIEW_STORE_DIR>/app.sqlite3 (the App's), else "
         ".adr-review/checkpoints.sqlite3 (the Action's cache folder), the first that exists)",
     )
@@ -33,7 +34,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--repo", metavar="OWNER/NAME", help="one repository (default: every one in the store)"
     )
     window = parser.add_mutually_exclusive_group()
-    window.add_argument("--days", type=float, help="the last N days (default 30; the seed's rule: 90)")
+    window.add_argument(
+        "--days", type=float, help="the last N days (default 30; the sunset rule is meant for 90)"
+    )
     window.add_argument(
         "--since", metavar="DATE", help="ISO date or date-time (UTC unless it says otherwise)"
     )
@@ -138,7 +141,9 @@ def open_report_store(spec: str | None) -> Any:
                 f"a PostgreSQL store needs the app extra: pip install 'adr-review[app]' ({exc})"
             ) from None
         return PostgresStateStore(spec, pool_size=1)
-    if spec:
+    if spec and Path(spec).is_dir():  # a store folder, as `--store` means for the other commands
+        candidates = [Path(spec) / "app.sqlite3", Path(spec) / ACTION_STORE.name]
+    elif spec:
         candidates = [Path(spec)]
     else:
         candidates = [settings.db_path] if settings.db_path else []

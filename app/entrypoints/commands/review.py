@@ -4,8 +4,8 @@ this ADR would get, without GitHub.
 Recall runs over --adr-dir (default: the ADR's own folder). With ANTHROPIC_API_KEY and without
 --offline the model picks and the blind-spot critics run; otherwise recall is extractive and the
 comment says that blind-spot analysis needs an API key. Exit 0 when a review was printed (degraded or
-not: it is advisory), 1 when the file could not be reviewed (the error comment is still printed),
-2 for unusable arguments.
+not: it is advisory), 1 when the file could not be reviewed or the model provider refused the API key
+(the comment is still printed), 2 for unusable arguments.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from app.entrypoints.commands.common import repo_config, setup_logging
+from app.entrypoints.llm_auth import AuthWatch, refused_message
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -27,6 +28,8 @@ if TYPE_CHECKING:
     from app.pipeline.ports import AdrIndex, StateStore
 
 PROG = "adr-review review"
+STATE_FILE = "checkpoints.sqlite3"  # in the store folder, as in the Action's cache folder
+SQLITE_SUFFIXES = (".sqlite", ".sqlite3", ".db")
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -42,10 +45,15 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--store",
         type=Path,
         default=None,
-        help="SQLite file for checkpoints: a re-run with the same inputs reuses the stored stages",
+        help="the store folder, as for `index` and `recall`: the ADR index lives there and this review's "
+        f"checkpoints in STORE/{STATE_FILE}, so a re-run with the same inputs reuses the stored stages "
+        "(default: no checkpoints, the index in .adr-review/). A SQLite file still works (deprecated)",
     )
     parser.add_argument(
-        "--index-dir", type=Path, default=None, help="where the ADR index lives (default: .adr-review/)"
+        "--index-dir",
+        type=Path,
+        default=None,
+        help="where the ADR index lives, over --store's (default: --store, else .adr-review/)",
     )
     parser.add_argument(
         "--link-base",
@@ -82,7 +90,8 @@ def run(args: argparse.Namespace) -> int:
     if not args.offline and settings.anthropic_api_key:
         from app.adapters.llm import make_llm
 
-        llm = make_llm(settings, config)
+        made = make_llm(settings, config)
+        llm = AuthWatch(made) if made is not None else None
 
     from app.core.render import render_comment
     from app.core.serde import review_to_dict
@@ -91,7 +100,8 @@ def run(args: argparse.Namespace) -> int:
     from app.pipeline.review import ReviewDeps, ReviewTarget, review_adr
     from app.prompts import packaged
 
-    index, folder = _index(adr_dir, args.index_dir, config, settings)
+    index_dir, state_file = store_paths(args.store, args.index_dir)
+    index, folder = _index(adr_dir, index_dir, config, settings)
     prompts = packaged()
     deps = ReviewDeps(
         index=index,
@@ -108,7 +118,7 @@ def run(args: argparse.Namespace) -> int:
         repo="", pr=None, head_sha="", base_sha="", adr_path=_display_path(file), content=file.read_bytes()
     )
     key = target.key(config, prompts.hash, online=llm is not None)
-    store = _store(args.store)
+    store = _store(state_file)
     reused: list[str] = []
     if store is not None:  # the run's lifecycle is ours: one row, running -> completed / failed
         store.ensure_run(key, {"adr_path": target.adr_path})
@@ -126,6 +136,14 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps(out, ensure_ascii=False, indent=2))
     else:
         sys.stdout.write(comment if comment.endswith("\n") else comment + "\n")
+    if llm is not None and llm.refused:
+        from app.adapters.llm import provider_of
+
+        print(
+            f"{PROG}: error: {refused_message(llm.refused, provider_of(settings, config), 'cli')}",
+            file=sys.stderr,
+        )
+        return 1
     return 1 if review.error else 0
 
 
@@ -140,12 +158,36 @@ def _display_path(path: Path) -> str:
         return printable_path(resolved.as_posix())
 
 
+def store_paths(store: Path | None, index_dir: Path | None) -> tuple[Path | None, Path | None]:
+    """(the index folder, the checkpoints file) for --store and --index-dir. --store names the store
+    folder, as for `index` and `recall`; a SQLite file there is the old meaning (checkpoints only),
+    still accepted with a note."""
+    if store is None:
+        return index_dir, None
+    if store.is_file() or (not store.exists() and store.suffix.lower() in SQLITE_SUFFIXES):
+        print(
+            f"{PROG}: note: --store {store}: a SQLite file here is deprecated; --store names the store "
+            f"folder (as for `index` and `recall`), which keeps the index and {STATE_FILE}",
+            file=sys.stderr,
+        )
+        return index_dir, store
+    return index_dir or store, store / STATE_FILE
+
+
 def _store(path: Path | None) -> StateStore | None:
-    """The --store file; None without one (a one-off run has nothing to resume)."""
+    """The checkpoints file; None without one (a one-off run has nothing to resume)."""
     if path is None:
         return None
     from app.adapters.state_sqlite import SqliteStateStore, StoreError
 
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        print(
+            f"{PROG}: warning: cannot open the store {path}: {exc.strerror or exc}; this run's stages are not saved",
+            file=sys.stderr,
+        )
+        return None
     try:
         return SqliteStateStore(path)
     except StoreError as exc:  # checkpoints save a re-run's work; without them this run still goes on

@@ -10,7 +10,6 @@ Settings come from the environment (app.config.AppSettings, ADR_REVIEW_*); flags
 from __future__ import annotations
 
 import argparse
-import json
 import logging
 import os
 import signal
@@ -20,6 +19,8 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+from app.entrypoints.commands.common import ExtraFormatter
 
 if TYPE_CHECKING:
     import uvicorn
@@ -34,19 +35,6 @@ if TYPE_CHECKING:
     from app.pipeline.worker import WorkerPool
 
 log = logging.getLogger("adr_review.serve")
-
-_STD_ATTRS = set(logging.LogRecord("", 0, "", 0, "", (), None).__dict__) | {"message", "asctime"}
-
-
-class _Formatter(logging.Formatter):
-    """One line per record; `extra=` fields appended as JSON so the logs stay greppable."""
-
-    def format(self, record: logging.LogRecord) -> str:
-        line = super().format(record)
-        extra = {k: v for k, v in record.__dict__.items() if k not in _STD_ATTRS}
-        if extra:
-            line += " " + json.dumps(extra, default=str, ensure_ascii=False)
-        return line
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -100,7 +88,7 @@ def run(args: argparse.Namespace) -> int:
         format="%(asctime)s %(levelname)s %(name)s %(message)s",
     )
     for h in logging.getLogger().handlers:
-        h.setFormatter(_Formatter("%(asctime)s %(levelname)s %(name)s %(message)s"))
+        h.setFormatter(ExtraFormatter("%(asctime)s %(levelname)s %(name)s %(message)s"))
     host = args.host or settings.host
     port = args.port if args.port is not None else settings.port
     workers = args.workers if args.workers is not None else settings.workers
@@ -111,12 +99,14 @@ def run(args: argparse.Namespace) -> int:
     web = args.role in ("all", "web")
     if args.role == "web":
         workers = 0
-    if web and not settings.webhook_secret and not args.insecure_no_secret:
-        print(
-            "adr-review serve: no webhook secret (set ADR_REVIEW_WEBHOOK_SECRET); refusing to start. "
-            "For local development only, pass --insecure-no-secret.",
-            file=sys.stderr,
-        )
+    missing = missing_credentials(settings, web=web, insecure_no_secret=args.insecure_no_secret)
+    if missing:
+        print(f"adr-review serve: {missing} Refusing to start.", file=sys.stderr)
+        return 2
+    try:
+        auth = _app_auth(settings)
+    except (OSError, ValueError) as exc:  # an unreadable key file, a key that is no PEM
+        print(f"adr-review serve: the GitHub App private key: {exc}; refusing to start.", file=sys.stderr)
         return 2
 
     if workers > 0:
@@ -132,7 +122,6 @@ def run(args: argparse.Namespace) -> int:
         from app.adapters.chroma_store import use_chroma_server
 
         use_chroma_server(settings.chroma_url, settings.chroma_token)
-    auth = _app_auth(settings)
 
     pool = None
     if workers > 0:
@@ -159,9 +148,18 @@ def run(args: argparse.Namespace) -> int:
         else:
             for sig in (signal.SIGTERM, signal.SIGINT):
                 signal.signal(sig, lambda *_: stop.set())
+            from app.entrypoints.liveness import Liveness, default_path
+
+            beats = Liveness(
+                settings.heartbeat_file or default_path(settings.store_dir),
+                workers,
+                lambda: {**store.health(), **(pool.facts() if pool is not None else {"workers_alive": 0})},
+                settings.heartbeat_every_s,
+            )
+            beats.tick()
             print("WORKER READY", flush=True)
             while not stop.wait(1.0):
-                pass
+                beats.tick()
     finally:
         if pool is not None:
             pool.stop()
@@ -218,6 +216,36 @@ def _serve_http(
         server.run()
     finally:
         stopped.set()
+
+
+def static_token() -> str | None:
+    """A personal token for local development without an App (docs/app.md, "Local development")."""
+    return os.environ.get("ADR_REVIEW_GITHUB_TOKEN") or os.environ.get("GITHUB_TOKEN") or None
+
+
+def missing_credentials(settings: AppSettings, *, web: bool, insecure_no_secret: bool) -> str | None:
+    """What the App cannot run without, named, or None. The App's id and private key (every run reads
+    and comments through an installation token, and catch-up lists the App's deliveries), and for a
+    web process the webhook secret. Local development only: a static token instead of the id and key,
+    --insecure-no-secret instead of the secret."""
+    missing = []
+    has_key = bool(settings.app_private_key or settings.app_private_key_path)
+    if not (settings.app_id and has_key) and (settings.app_id or has_key or not static_token()):
+        if not settings.app_id:
+            missing.append("ADR_REVIEW_APP_ID")
+        if not has_key:
+            missing.append("ADR_REVIEW_APP_PRIVATE_KEY_PATH (or ADR_REVIEW_APP_PRIVATE_KEY)")
+    if web and not settings.webhook_secret and not insecure_no_secret:
+        missing.append("ADR_REVIEW_WEBHOOK_SECRET")
+    if not missing:
+        return None
+    dev = []
+    if any(m.startswith("ADR_REVIEW_APP_") for m in missing):
+        dev.append("ADR_REVIEW_GITHUB_TOKEN instead of the App's id and key")
+    if "ADR_REVIEW_WEBHOOK_SECRET" in missing:
+        dev.append("--insecure-no-secret instead of the webhook secret")
+    hint = f" For local development only: {'; '.join(dev)}." if dev else ""
+    return f"the GitHub App's credentials are missing: {', '.join(missing)}.{hint}"
 
 
 def open_store(settings: AppSettings, db: Path | None = None) -> tuple[StateStore, str]:
@@ -293,7 +321,7 @@ def _app_auth(settings: AppSettings) -> GitHubClients:
         settings.github_api_url,
         app_id=settings.app_id or None,
         private_key=key,
-        token=os.environ.get("ADR_REVIEW_GITHUB_TOKEN") or os.environ.get("GITHUB_TOKEN"),
+        token=static_token(),
     )
 
 
