@@ -365,6 +365,52 @@ def test_the_concurrency_group_applies_only_after_the_gate() -> None:
     assert list(JOB).index("if") < list(JOB).index("concurrency")  # read in that order, too
 
 
+def _cache_steps() -> tuple[dict[str, Any], dict[str, Any]]:
+    (restore,) = [s for s in JOB["steps"] if s.get("uses", "").startswith("actions/cache/restore@")]
+    (save,) = [s for s in JOB["steps"] if s.get("uses", "").startswith("actions/cache/save@")]
+    return restore, save
+
+
+def _pr(head_repo: str) -> dict[str, Any]:
+    ctx = event("pull_request", pull_request={"number": 7, "head": {"repo": {"full_name": head_repo}}})
+    ctx["github"].update(repository="acme/shop", run_id="99")
+    return ctx
+
+
+@pytest.mark.parametrize(
+    ("ctx", "saved"),
+    [
+        (_pr("acme/shop"), True),  # a same-repository PR keeps what it paid for
+        (_pr("fork/shop"), False),  # a fork's run saves nothing
+        (
+            {
+                "github": {
+                    **comment("/adr-review", "OWNER")["github"],
+                    "repository": "acme/shop",
+                    "run_id": "99",
+                }
+            },
+            True,
+        ),
+    ],
+)
+def test_a_prs_stage_results_are_saved_for_its_next_run_and_restored_first(
+    ctx: dict[str, Any], saved: bool
+) -> None:
+    """PR jobs used to restore only: the stage results (and the spend) a run paid for were lost at its
+    end unless the scheduled job happened to save a cache. The save writes what the restore asks for
+    first, under the PR's own key; the index from the scheduled job is the fallback."""
+    restore, save = _cache_steps()
+    assert bool(evaluate(save["if"], ctx)) is saved
+    key = render(save["with"]["key"], ctx)
+    assert key == render(restore["with"]["key"], ctx) == "adr-review-pr-7-99"
+    prefixes = [render(line.strip(), ctx) for line in restore["with"]["restore-keys"].splitlines()]
+    assert prefixes == ["adr-review-pr-7-", "adr-review-index-"] and key.startswith(prefixes[0])
+    assert save["with"]["path"] == restore["with"]["path"] == ".adr-review"
+    steps = [s.get("id") or s.get("name") for s in JOB["steps"]]
+    assert steps.index(restore["name"]) < steps.index("review") < steps.index(save["name"])
+
+
 def test_the_review_workflow_stays_safe_for_forks() -> None:
     """`pull_request` (a fork gets a read-only token and no secrets), never pull_request_target here;
     the checkout keeps no credentials; least-privilege permissions."""
