@@ -10,11 +10,12 @@ import hashlib
 import logging
 import re
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from app.pipeline.ports import IndexStoreError
+from app.pipeline.ports import IndexStoreError, InfrastructureError
 
 log = logging.getLogger("adr_review.index")
 
@@ -27,14 +28,31 @@ def collection_name_for(adr_dir: Path | str) -> str:
     return f"adrs-{slug}-{digest}"
 
 
+@dataclass(frozen=True)
+class ChromaTimeouts:
+    """Bounds of every request to a Chroma server (chroma_http.py): a TCP connect within `connect_s`,
+    each read of the answer within `read_s`, then up to `retries` more tries `backoff_s`, 2x... apart.
+    A request that still fails is an InfrastructureError: at most (retries + 1) x (connect_s + read_s)
+    plus the back-off (2 x 35 s + 1 s by default) before the run fails and is retried by the queue."""
+
+    connect_s: float = 5.0
+    read_s: float = 30.0
+    retries: int = 1
+    backoff_s: float = 1.0
+
+
 _server: tuple[str, str | None] | None = None  # (url, token) of the Chroma server, when there is one
+_timeouts = ChromaTimeouts()
 
 
-def use_chroma_server(url: str | None, token: str | None = None) -> None:
+def use_chroma_server(
+    url: str | None, token: str | None = None, timeouts: ChromaTimeouts | None = None
+) -> None:
     """From now on every index of this process lives on the Chroma server at `url` (http[s]://host:port),
     `token` sent as a bearer token; None: embedded again. Set once at start, before indexes are opened."""
-    global _server
+    global _server, _timeouts
     _server = (url, token) if url else None
+    _timeouts = timeouts or ChromaTimeouts()
 
 
 def uses_server() -> bool:
@@ -50,15 +68,18 @@ def chroma_client(store_dir: Path) -> Any:
     from chromadb.config import Settings as ChromaSettings
 
     if _server is not None:
+        from app.adapters.chroma_http import timed_http_client
+
         url, token = _server
         parts = urlsplit(url)
         https = parts.scheme == "https"
-        return chromadb.HttpClient(
-            host=parts.hostname or "localhost",
-            port=parts.port or (443 if https else 8000),
-            ssl=https,
-            headers={"Authorization": f"Bearer {token}"} if token else None,
-            settings=ChromaSettings(anonymized_telemetry=False),
+        return timed_http_client(
+            url,
+            parts.hostname or "localhost",
+            parts.port or (443 if https else 8000),
+            https,
+            {"Authorization": f"Bearer {token}"} if token else None,
+            _timeouts,
         )
     return chromadb.PersistentClient(
         path=str(Path(store_dir) / "chroma"),
@@ -128,7 +149,9 @@ def open_chroma_client(store_dir: Path) -> tuple[Any, str | None]:
     if _server is not None:
         try:
             return chroma_client(store_dir), None
-        except Exception as exc:  # not reachable, not a Chroma server, refused our token
+        except InfrastructureError:  # not reachable, timed out, refused our token: the run is retried
+            raise
+        except Exception as exc:  # not a Chroma server
             raise IndexStoreError(f"cannot use the Chroma server {_server[0]}: {exc}") from exc
     path = Path(store_dir) / "chroma"
     try:

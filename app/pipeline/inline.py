@@ -4,6 +4,7 @@ The App's lifecycle is the queue (app/pipeline/app_runs.py)."""
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -13,7 +14,16 @@ from app.pipeline.budget import metered
 from app.pipeline.checkpoint import memo_for
 from app.pipeline.folders import FolderCache, Notify, log_notice
 from app.pipeline.locks import LockFactory, no_lock
-from app.pipeline.ports import GitHubError, GitHubPort, LlmPort, PromptLibrary, StageMemo, StateStore, no_memo
+from app.pipeline.ports import (
+    GitHubError,
+    GitHubPort,
+    InfrastructureError,
+    LlmPort,
+    PromptLibrary,
+    StageMemo,
+    StateStore,
+    no_memo,
+)
 from app.pipeline.pr import Plan, Published, RunDeps, Target
 
 
@@ -64,7 +74,8 @@ def run_inline(
     *,
     on_failed: Callable[[Target, GitHubError], None] | None = None,
 ) -> list[Published]:
-    """Each target reviewed and published; a GitHub failure of one is reported and the rest go on."""
+    """Each target reviewed and published; a GitHub failure of one is reported and the rest go on. An
+    InfrastructureError (the state store failed) ends the job: no comment from an incomplete review."""
     out: list[Published] = []
     for target in targets:
         key = target.run_key
@@ -87,6 +98,10 @@ def run_inline(
                 on_failed(target, exc)
             out.append(Published(target.adr_path, "failed", error=str(exc)))
             continue
+        except InfrastructureError as exc:
+            with contextlib.suppress(InfrastructureError):
+                store.set_state(key, "failed", str(exc)[:2000])
+            raise
         error = published.review.error if published.review else None
         store.set_state(key, "failed" if error else "completed", error[:2000] if error else None)
         out.append(published)

@@ -24,6 +24,7 @@ from app.core.evidence_model import DEFAULT_EVIDENCE
 from app.core.extractive import pick_extractive
 from app.core.passages import passages_of
 from app.core.results import (
+    INTERNAL_ERROR,
     Candidate,
     Citation,
     EmptyReason,
@@ -34,7 +35,7 @@ from app.core.results import (
     Usage,
 )
 from app.core.text import fold_whitespace
-from app.pipeline.ports import AdrIndex, LlmPort, PromptLibrary, StageMemo, no_memo
+from app.pipeline.ports import AdrIndex, InfrastructureError, LlmPort, PromptLibrary, StageMemo, no_memo
 from app.pipeline.recall_answer import answer_problems
 from app.pipeline.structured import StepFailed, StepOverrides, build_request, call_prompt, request_key
 from app.prompts import PromptError
@@ -132,9 +133,11 @@ def run_recall(
             return _llm_citations(run, proposal, query, folder, llm, config, memo, prompts)
         stage = "extractive"
         return _extractive_citations(run, proposal, query, folder, config)
-    except Exception as exc:  # advisory: a bug here must cost the citations, not the review
+    except InfrastructureError:
+        raise  # the store or the index server is down: the run is retried, never a recall without them
+    except Exception:  # advisory: a bug here must cost the citations, not the review
         log.exception("recall_pre_gate_failed", extra={"stage": stage})
-        why = f"{stage}: {type(exc).__name__}: {exc}"
+        why = INTERNAL_ERROR  # the details are in the log, never in the comment
         if stage == "llm" and run.mode == "llm":
             try:
                 return _fallback(run, proposal, query, folder, config, why)
@@ -149,9 +152,11 @@ def _retrieve(
 ) -> EmptyReason | None:
     try:
         found = index.search(query, top_n=config.retrieval.top_n, exclude_paths=frozenset({proposal.path}))
+    except InfrastructureError:
+        raise
     except Exception as exc:
         log.warning("recall_pre_gate_embedding_failed", extra={"error": f"{type(exc).__name__}: {exc}"})
-        run.errors.append(StageError("recall", f"retrieval: {type(exc).__name__}: {exc}"))
+        run.errors.append(StageError("recall", "search_failed"))  # the details are in the log only
         return "embedding_failed"
     run.candidates = tuple(found.candidates)
     run.diagnostics["retrieval"] = dict(found.diagnostics)
