@@ -30,6 +30,19 @@ class Cluster:
     root: Path
     port: int
     bindir: Path
+    options: str = ""  # the server's command-line options (pg_ctl -o), to start it again
+
+    def stop_server(self) -> None:
+        """A fast shutdown (`pg_ctl stop -m fast`): connections are terminated, the data stays."""
+        done = _run_as_owner([str(self.bindir / "pg_ctl"), "-D", str(self.root / "data"), "-m", "fast", "stop"])
+        if done.returncode != 0:
+            raise RuntimeError(f"pg_ctl stop failed: {done.stderr}")
+
+    def start_server(self) -> None:
+        """Start the stopped server again, on the same port and data, and wait until it accepts."""
+        done = _pg_ctl_start(self.bindir, self.root, self.options)
+        if done.returncode != 0:
+            raise RuntimeError(f"pg_ctl start failed: {done.stderr}")
 
     @property
     def base_url(self) -> str:
@@ -91,23 +104,16 @@ def start_cluster() -> Cluster:
         f"-p {port} -k {sockets} -c listen_addresses=127.0.0.1 -c max_connections=300 "
         "-c fsync=off -c synchronous_commit=off -c full_page_writes=off"
     )
-    done = _run_as_owner(
-        [
-            str(bindir / "pg_ctl"),
-            "-D",
-            str(data),
-            "-l",
-            str(root / "server.log"),
-            "-o",
-            options,
-            "-w",
-            "start",
-        ]
-    )
+    done = _pg_ctl_start(bindir, root, options)
     if done.returncode != 0:
         log = (root / "server.log").read_text(errors="replace") if (root / "server.log").exists() else ""
         raise RuntimeError(f"pg_ctl start failed: {done.stderr}\n{log}")
-    return Cluster(root, port, bindir)
+    return Cluster(root, port, bindir, options)
+
+
+def _pg_ctl_start(bindir: Path, root: Path, options: str) -> subprocess.CompletedProcess[str]:
+    data, log = root / "data", root / "server.log"
+    return _run_as_owner([str(bindir / "pg_ctl"), "-D", str(data), "-l", str(log), "-o", options, "-w", "start"])
 
 
 @pytest.fixture(scope="session")
