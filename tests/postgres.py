@@ -34,7 +34,9 @@ class Cluster:
 
     def stop_server(self) -> None:
         """A fast shutdown (`pg_ctl stop -m fast`): connections are terminated, the data stays."""
-        done = _run_as_owner([str(self.bindir / "pg_ctl"), "-D", str(self.root / "data"), "-m", "fast", "stop"])
+        done = _run_as_owner(
+            [str(self.bindir / "pg_ctl"), "-D", str(self.root / "data"), "-m", "fast", "stop"]
+        )
         if done.returncode != 0:
             raise RuntimeError(f"pg_ctl stop failed: {done.stderr}")
 
@@ -113,7 +115,9 @@ def start_cluster() -> Cluster:
 
 def _pg_ctl_start(bindir: Path, root: Path, options: str) -> subprocess.CompletedProcess[str]:
     data, log = root / "data", root / "server.log"
-    return _run_as_owner([str(bindir / "pg_ctl"), "-D", str(data), "-l", str(log), "-o", options, "-w", "start"])
+    return _run_as_owner(
+        [str(bindir / "pg_ctl"), "-D", str(data), "-l", str(log), "-o", options, "-w", "start"]
+    )
 
 
 @pytest.fixture(scope="session")
