@@ -1,15 +1,15 @@
 """StageMemo over a CheckpointStore: reuse a stored stage result, or compute it, store it, record it.
 
 Every call leaves one attempt row: `skipped-checkpoint` when the result was already stored (no LLM
-call), `executed` (atomically with the checkpoint) when it was computed, `failed` when compute raised
-or the store could not take its result (recorded when the store is back by then).
+call), `executed` (atomically with the checkpoint) when it was computed, `failed` when compute raised.
+A store that cannot take the result raises InfrastructureError, logged `stage_not_stored`: the run's
+lifecycle records that attempt (the App's worker, at run level, once the store answers again).
 Tokens and cost of an attempt come from the payload's `usage` (or `usage_by_node`) when present, and
 from the exception's `usage` attribute for a failed call that was still paid for.
 """
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 import logging
@@ -104,10 +104,8 @@ def memo_for(
         info = AttemptInfo(duration_s=clock() - started, usage=usage_of_payload(payload), owner=owner)
         try:
             won = store.put(run_key, stage, None, payload, info)
-        except InfrastructureError as exc:  # the store went away with the answer: on record if it is back
+        except InfrastructureError as exc:  # the store went away with the answer (the caller records it)
             log.warning("stage_not_stored", extra={"run_key": run_key, "stage": stage, "error": str(exc)})
-            with contextlib.suppress(InfrastructureError):
-                failed(exc)
             raise
         if rkey is not None:
             store.put_result(rkey, stage, payload)
