@@ -3,8 +3,8 @@ session without any timeout (a hung server hangs the review forever, its lease k
 heartbeat). Here every request has connect and read timeouts and a bounded retry, and making the
 client (chromadb asks the server for its tenant and database) has a deadline too. What still fails is
 an InfrastructureError: the run fails and the App's queue retries it with back-off (docs/app.md); it
-never degrades to a review without recall. Imported only where a server client is made
-(chroma_store.chroma_client): it imports chromadb.
+never degrades to a review without recall. chromadb and httpx are imported when a client is made
+(chroma_store.chroma_client), not with this module.
 """
 
 from __future__ import annotations
@@ -13,14 +13,9 @@ import logging
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
-import chromadb
-import httpx
-from chromadb.config import Settings as ChromaSettings
-from chromadb.errors import ChromaError
-
-from app.adapters.chroma_store import ChromaTimeouts
 from app.pipeline.ports import InfrastructureError
 
 log = logging.getLogger("adr_review.index")
@@ -29,10 +24,27 @@ log = logging.getLogger("adr_review.index")
 _REFUSED = (401, 403)
 
 
+@dataclass(frozen=True)
+class ChromaTimeouts:
+    """Bounds of every request to a Chroma server: a TCP connect within `connect_s`, each read of the
+    answer within `read_s`, then up to `retries` more tries `backoff_s`, 2x... apart. A request that
+    still fails is an InfrastructureError: at most (retries + 1) x (connect_s + read_s) plus the
+    back-off (2 x 35 s + 1 s by default) before the run fails and is retried by the queue."""
+
+    connect_s: float = 5.0
+    read_s: float = 30.0
+    retries: int = 1
+    backoff_s: float = 1.0
+
+
 def timed_http_client(
     url: str, host: str, port: int, ssl: bool, headers: dict[str, str] | None, t: ChromaTimeouts
 ) -> Any:
     """chromadb.HttpClient to host:port, made within its deadline, every later request bounded."""
+    import chromadb
+    from chromadb.config import Settings as ChromaSettings
+    from chromadb.errors import ChromaError
+
     failure: BaseException | None = None
     for attempt in range(t.retries + 1):
         if attempt:
@@ -71,11 +83,16 @@ def timed_http_client(
 
 def _bound(server: Any, url: str, t: ChromaTimeouts) -> None:
     """Timeouts on the client's session; every request retried, then an InfrastructureError."""
+    import httpx
+
     server._session.timeout = httpx.Timeout(t.read_s, connect=t.connect_s)
     server._make_request = _bounded(server._make_request, url, t)
 
 
 def _bounded(request: Callable[..., Any], url: str, t: ChromaTimeouts) -> Callable[..., Any]:
+    import httpx
+    from chromadb.errors import ChromaError
+
     def make_request(method: str, path: str, **kwargs: Any) -> Any:
         failure: Exception | None = None
         for attempt in range(t.retries + 1):
@@ -115,4 +132,4 @@ def _warn(method: str, path: str, attempt: int, t: ChromaTimeouts, failure: Base
     )
 
 
-__all__ = ["timed_http_client"]
+__all__ = ["ChromaTimeouts", "timed_http_client"]

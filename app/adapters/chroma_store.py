@@ -10,11 +10,11 @@ import hashlib
 import logging
 import re
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from app.adapters.chroma_http import ChromaTimeouts, timed_http_client
 from app.pipeline.ports import IndexStoreError, InfrastructureError
 
 log = logging.getLogger("adr_review.index")
@@ -26,19 +26,6 @@ def collection_name_for(adr_dir: Path | str) -> str:
     slug = re.sub(r"[^A-Za-z0-9_-]+", "-", Path(resolved).name).strip("-_")[:40] or "adrs"
     digest = hashlib.sha1(resolved.encode("utf-8")).hexdigest()[:12]
     return f"adrs-{slug}-{digest}"
-
-
-@dataclass(frozen=True)
-class ChromaTimeouts:
-    """Bounds of every request to a Chroma server (chroma_http.py): a TCP connect within `connect_s`,
-    each read of the answer within `read_s`, then up to `retries` more tries `backoff_s`, 2x... apart.
-    A request that still fails is an InfrastructureError: at most (retries + 1) x (connect_s + read_s)
-    plus the back-off (2 x 35 s + 1 s by default) before the run fails and is retried by the queue."""
-
-    connect_s: float = 5.0
-    read_s: float = 30.0
-    retries: int = 1
-    backoff_s: float = 1.0
 
 
 _server: tuple[str, str | None] | None = None  # (url, token) of the Chroma server, when there is one
@@ -67,9 +54,7 @@ def chroma_client(store_dir: Path) -> Any:
     import chromadb
     from chromadb.config import Settings as ChromaSettings
 
-    if _server is not None:
-        from app.adapters.chroma_http import timed_http_client
-
+    if _server is not None:  # timeouts and a bounded retry on every request (chroma_http.py)
         url, token = _server
         parts = urlsplit(url)
         https = parts.scheme == "https"
