@@ -1,8 +1,9 @@
 """The Chroma client of an index store: embedded (`PersistentClient`, one per path: Chroma refuses two
 settings per path; a damaged store moved aside and rebuilt, the index is a cache), or, once
 `use_chroma_server(url)` was called (the App with ADR_REVIEW_CHROMA_URL: several hosts share one
-index), `HttpClient` to that server. Telemetry off either way. chromadb is imported when a client is
-made, not with this module: a recall on a fresh index never makes one."""
+index), `HttpClient` to that server, every request bounded (chroma_http.py: an outage is an
+InfrastructureError). Telemetry off either way. chromadb is imported when a client is made, not with
+this module: a recall on a fresh index never makes one."""
 
 from __future__ import annotations
 
