@@ -353,6 +353,11 @@ class AppSettings(BaseSettings):
     # A Chroma server instead of the embedded index per process (several hosts): http://host:8000
     chroma_url: str | None = None
     chroma_token: str | None = None  # sent as `Authorization: Bearer` when the server wants one
+    # Every request to the Chroma server: a connect and a read deadline, then `chroma_retries` more
+    # tries; what still fails fails the run, which the queue retries (docs/app.md, "Faults")
+    chroma_connect_timeout_s: float = Field(default=5.0, gt=0)
+    chroma_read_timeout_s: float = Field(default=30.0, gt=0)
+    chroma_retries: int = Field(default=1, ge=0, le=5)
     store_dir: Path = Path(".adr-review")
     lease_ttl_s: float = 300.0  # a dead worker's run is reclaimed after this; renewed every ttl/3
     # SIGTERM: how long a worker waits for the stages in flight; the lease TTL must be >= 1.5 x this

@@ -19,9 +19,10 @@ import pytest
 from tests.postgres import _free_port
 
 
-def start_chroma() -> tuple[subprocess.Popen[bytes], str, Path]:
+def start_chroma(port: int | None = None) -> tuple[subprocess.Popen[bytes], str, Path]:
+    """`chroma run` on `port` (default: a free one), data in a new temporary folder; up when returned."""
     root = Path(tempfile.mkdtemp(prefix="adr-review-chroma-"))
-    port = _free_port()
+    port = port or _free_port()
     chroma = Path(sys.executable).with_name("chroma")
     env = dict(os.environ, ANONYMIZED_TELEMETRY="False")
     proc = subprocess.Popen(
@@ -46,6 +47,16 @@ def start_chroma() -> tuple[subprocess.Popen[bytes], str, Path]:
     raise RuntimeError(f"chroma run did not come up on {url}:\n{log[-3000:]}")
 
 
+def stop_chroma(proc: subprocess.Popen[bytes], root: Path) -> None:
+    proc.terminate()
+    try:
+        proc.wait(10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait(10)
+    shutil.rmtree(root, ignore_errors=True)
+
+
 @pytest.fixture(scope="session")
 def chroma_server() -> Iterator[str]:
     """The URL of the session's Chroma server."""
@@ -53,9 +64,4 @@ def chroma_server() -> Iterator[str]:
     try:
         yield url
     finally:
-        proc.terminate()
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-        shutil.rmtree(root, ignore_errors=True)
+        stop_chroma(proc, root)

@@ -30,6 +30,21 @@ class Cluster:
     root: Path
     port: int
     bindir: Path
+    options: str = ""  # the server's command-line options (pg_ctl -o), to start it again
+
+    def stop_server(self) -> None:
+        """A fast shutdown (`pg_ctl stop -m fast`): connections are terminated, the data stays."""
+        done = _run_as_owner(
+            [str(self.bindir / "pg_ctl"), "-D", str(self.root / "data"), "-m", "fast", "stop"]
+        )
+        if done.returncode != 0:
+            raise RuntimeError(f"pg_ctl stop failed: {done.stderr}")
+
+    def start_server(self) -> None:
+        """Start the stopped server again, on the same port and data, and wait until it accepts."""
+        done = _pg_ctl_start(self.bindir, self.root, self.options)
+        if done.returncode != 0:
+            raise RuntimeError(f"pg_ctl start failed: {done.stderr}")
 
     @property
     def base_url(self) -> str:
@@ -52,13 +67,6 @@ class Cluster:
         """`pg_ctl restart -m fast`, as an operator does: every connection is cut (AdminShutdown), and
         the server is back a moment later on the same port."""
         self._pg_ctl("-l", str(self.root / "server.log"), "-m", "fast", "-w", "restart")
-
-    def halt(self) -> None:
-        """The server down (`pg_ctl stop -m fast`) until `resume()`: a longer outage than a restart."""
-        self._pg_ctl("-m", "fast", "-w", "stop")
-
-    def resume(self) -> None:
-        _pg_ctl_start(self.bindir, self.root, self.port)
 
     def _pg_ctl(self, *args: str) -> None:
         done = _run_as_owner([str(self.bindir / "pg_ctl"), "-D", str(self.root / "data"), *args])
@@ -104,32 +112,22 @@ def start_cluster() -> Cluster:
         raise RuntimeError(f"initdb failed: {done.stderr}")
     _run_as_owner(["mkdir", str(sockets)])
     port = _free_port()
-    _pg_ctl_start(bindir, root, port)
-    return Cluster(root, port, bindir)
-
-
-def _pg_ctl_start(bindir: Path, root: Path, port: int) -> None:
-    data, sockets = root / "data", root / "sockets"
     options = (
         f"-p {port} -k {sockets} -c listen_addresses=127.0.0.1 -c max_connections=300 "
         "-c fsync=off -c synchronous_commit=off -c full_page_writes=off"
     )
-    done = _run_as_owner(
-        [
-            str(bindir / "pg_ctl"),
-            "-D",
-            str(data),
-            "-l",
-            str(root / "server.log"),
-            "-o",
-            options,
-            "-w",
-            "start",
-        ]
-    )
+    done = _pg_ctl_start(bindir, root, options)
     if done.returncode != 0:
         log = (root / "server.log").read_text(errors="replace") if (root / "server.log").exists() else ""
         raise RuntimeError(f"pg_ctl start failed: {done.stderr}\n{log}")
+    return Cluster(root, port, bindir, options)
+
+
+def _pg_ctl_start(bindir: Path, root: Path, options: str) -> subprocess.CompletedProcess[str]:
+    data, log = root / "data", root / "server.log"
+    return _run_as_owner(
+        [str(bindir / "pg_ctl"), "-D", str(data), "-l", str(log), "-o", options, "-w", "start"]
+    )
 
 
 @pytest.fixture(scope="session")

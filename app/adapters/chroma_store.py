@@ -1,8 +1,9 @@
 """The Chroma client of an index store: embedded (`PersistentClient`, one per path: Chroma refuses two
 settings per path; a damaged store moved aside and rebuilt, the index is a cache), or, once
 `use_chroma_server(url)` was called (the App with ADR_REVIEW_CHROMA_URL: several hosts share one
-index), `HttpClient` to that server. Telemetry off either way. chromadb is imported when a client is
-made, not with this module: a recall on a fresh index never makes one."""
+index), `HttpClient` to that server, every request bounded (chroma_http.py: an outage is an
+InfrastructureError). Telemetry off either way. chromadb is imported when a client is made, not with
+this module: a recall on a fresh index never makes one."""
 
 from __future__ import annotations
 
@@ -14,7 +15,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from app.pipeline.ports import IndexStoreError
+from app.adapters.chroma_http import ChromaTimeouts, timed_http_client
+from app.pipeline.ports import IndexStoreError, InfrastructureError
 
 log = logging.getLogger("adr_review.index")
 
@@ -28,13 +30,17 @@ def collection_name_for(adr_dir: Path | str) -> str:
 
 
 _server: tuple[str, str | None] | None = None  # (url, token) of the Chroma server, when there is one
+_timeouts = ChromaTimeouts()
 
 
-def use_chroma_server(url: str | None, token: str | None = None) -> None:
+def use_chroma_server(
+    url: str | None, token: str | None = None, timeouts: ChromaTimeouts | None = None
+) -> None:
     """From now on every index of this process lives on the Chroma server at `url` (http[s]://host:port),
     `token` sent as a bearer token; None: embedded again. Set once at start, before indexes are opened."""
-    global _server
+    global _server, _timeouts
     _server = (url, token) if url else None
+    _timeouts = timeouts or ChromaTimeouts()
 
 
 def uses_server() -> bool:
@@ -49,16 +55,17 @@ def chroma_client(store_dir: Path) -> Any:
     import chromadb
     from chromadb.config import Settings as ChromaSettings
 
-    if _server is not None:
+    if _server is not None:  # timeouts and a bounded retry on every request (chroma_http.py)
         url, token = _server
         parts = urlsplit(url)
         https = parts.scheme == "https"
-        return chromadb.HttpClient(
-            host=parts.hostname or "localhost",
-            port=parts.port or (443 if https else 8000),
-            ssl=https,
-            headers={"Authorization": f"Bearer {token}"} if token else None,
-            settings=ChromaSettings(anonymized_telemetry=False),
+        return timed_http_client(
+            url,
+            parts.hostname or "localhost",
+            parts.port or (443 if https else 8000),
+            https,
+            {"Authorization": f"Bearer {token}"} if token else None,
+            _timeouts,
         )
     return chromadb.PersistentClient(
         path=str(Path(store_dir) / "chroma"),
@@ -128,7 +135,9 @@ def open_chroma_client(store_dir: Path) -> tuple[Any, str | None]:
     if _server is not None:
         try:
             return chroma_client(store_dir), None
-        except Exception as exc:  # not reachable, not a Chroma server, refused our token
+        except InfrastructureError:  # not reachable, timed out, refused our token: the run is retried
+            raise
+        except Exception as exc:  # not a Chroma server
             raise IndexStoreError(f"cannot use the Chroma server {_server[0]}: {exc}") from exc
     path = Path(store_dir) / "chroma"
     try:

@@ -23,7 +23,7 @@ from app.adapters.state_common import (
     payload_json,
 )
 from app.adapters.state_sql import SqlTables
-from app.pipeline.ports import TERMINAL_STATES
+from app.pipeline.ports import TERMINAL_STATES, InfrastructureError
 from app.pipeline.queue import Accepted, Delivery, QueueItem, RunSpec
 
 GUID_CHUNK = 500  # placeholders per IN (...): under SQLite's oldest limit of 999
@@ -332,5 +332,5 @@ class QueueTables(SqlTables):
         """Reads only: one query (an unauthenticated request must not make the store write)."""
         try:
             return health_facts(self._read(HEALTH_SQL), self._clock(), True, None)
-        except self._sql.error as exc:
+        except (self._sql.error, InfrastructureError) as exc:
             return health_facts([], self._clock(), False, str(exc))

@@ -9,8 +9,8 @@ are written once here and in the mixins, with the dialect's placeholder.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Mapping, Sequence
-from contextlib import AbstractContextManager
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -24,7 +24,7 @@ from app.adapters.state_common import (
     transition_sql,
 )
 from app.core.results import Usage
-from app.pipeline.ports import AttemptRecord
+from app.pipeline.ports import AttemptRecord, InfrastructureError
 
 Clock = Callable[[], float]
 
@@ -44,9 +44,23 @@ class Dialect:
     migrators_lock: str
     real: str  # the column type of times (epoch seconds): REAL or DOUBLE PRECISION
     error: type[Exception]  # the driver's base error (health reports it instead of raising)
+    # The driver's errors that say the database is not usable right now (a lost or refused
+    # connection, a server shutting down, a lock or disk failure), not that a statement is wrong:
+    # they leave the store as InfrastructureError, so a run fails and is retried instead of degrading.
+    unavailable: tuple[type[Exception], ...] = ()
 
     def marks(self, n: int) -> str:
         return ",".join([self.mark] * n)
+
+
+@contextmanager
+def unavailable_as_infrastructure(dialect: Dialect, location: str) -> Iterator[None]:
+    """Around an engine's transaction: its `unavailable` errors re-raised as InfrastructureError
+    (the driver's error chained, its text in the message for the log)."""
+    try:
+        yield
+    except dialect.unavailable as exc:
+        raise InfrastructureError(f"state store {location}: {type(exc).__name__}: {exc}") from exc
 
 
 class SqlTables:

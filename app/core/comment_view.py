@@ -16,7 +16,15 @@ from urllib.parse import quote
 from app.core.comment_format import fmt_cost, fmt_duration, fmt_int, split_reason
 from app.core.feedback import checkbox, finding_ids
 from app.core.markdown_safe import Untrusted, clean, untrusted
-from app.core.results import BlindSpotResult, Citation, Finding, QuoteSource, RecallResult, Review
+from app.core.results import (
+    INTERNAL_ERROR,
+    BlindSpotResult,
+    Citation,
+    Finding,
+    QuoteSource,
+    RecallResult,
+    Review,
+)
 
 Strings = Mapping[str, str]  # one language's fixed strings
 Labels = Mapping[str, Mapping[str, str]]  # one language's label tables: table -> key -> label
@@ -263,7 +271,13 @@ def build_view(
         "path": Untrusted(review.adr_path),
         "adr_id": Untrusted(review.adr_id),
         "adr_title": Untrusted(review.adr_title),
-        "error": untrusted(review.error),
+        # a crash says only that, in the comment's language, with the run id: the details are in the log
+        "error": (
+            t["error_internal"].format(run=meta.run_key[:12])
+            if review.error == INTERNAL_ERROR
+            else untrusted(review.error)
+        ),
+        "error_hint": t["error_internal_hint"] if review.error == INTERNAL_ERROR else t["error_hint"],
         "recall": recall,
         "recall_mode_text": _recall_mode_text(recall, t, labels) if citations else None,
         "citations": citations,

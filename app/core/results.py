@@ -125,10 +125,16 @@ def _union(items: Any) -> tuple[Any, ...]:
     return tuple(sorted({tuple(i) if isinstance(i, list) else i for i in items}))
 
 
+# The message of a stage that crashed (a bug, not the model): the comment says only that, in its
+# language, with the run id; the exception goes to the log. A store or index outage never gets here
+# (InfrastructureError fails the run instead).
+INTERNAL_ERROR = "internal_error"
+
+
 @dataclass(frozen=True)
 class StageError:
     node: str  # "recall", "devils_advocate", "premortem", "judge", ...
-    message: str
+    message: str  # shown in the comment; INTERNAL_ERROR for a crash (its details are in the log only)
 
     MAX_CHARS = 1000  # a model's 400 body or a traceback must not fill the store and the comment
 

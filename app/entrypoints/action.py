@@ -40,7 +40,7 @@ from app.pipeline import pr
 from app.pipeline.budget import Budget, PublishedMonth
 from app.pipeline.carry_out import carry_out
 from app.pipeline.inline import Inline
-from app.pipeline.ports import GitHubError
+from app.pipeline.ports import GitHubError, InfrastructureError
 
 log = logging.getLogger("adr-review.action")
 
@@ -67,6 +67,13 @@ def run_action(
         title = "adr-review: GitHub API" if isinstance(exc, GitHubError) else "adr-review"
         rep.error(str(exc), file=exc.file if isinstance(exc, ActionError) else None, title=title)
         rep.summary.append(f"**adr-review failed:** {md_text(str(exc))}")
+    except InfrastructureError as exc:  # the store or the index failed mid-review: nothing half-published
+        log.error("infrastructure error", exc_info=exc)
+        rep.error(
+            f"{exc}. The review did not finish, so no comment was written from it; re-run the job.",
+            title="adr-review: state store or index unavailable",
+        )
+        rep.summary.append("**adr-review failed:** the state store or the ADR index was unavailable")
     except Exception as exc:  # the last line of defence: report, never a bare traceback only
         log.exception("internal error")
         rep.error(internal_error(exc), title="adr-review")

@@ -18,7 +18,7 @@ from app.core.findings import (
     coverage_gaps,
 )
 from app.core.perspectives import Perspective
-from app.core.results import BlindSpotResult, Citation, Finding, StageError, Usage
+from app.core.results import INTERNAL_ERROR, BlindSpotResult, Citation, Finding, StageError, Usage
 from app.core.text import fold_whitespace
 from app.pipeline.blindspot_answers import (
     MAX_ANALOGIES,
@@ -28,7 +28,7 @@ from app.pipeline.blindspot_answers import (
     JudgeAnswer,
     PremortemAnswer,
 )
-from app.pipeline.ports import LlmPort, PromptLibrary, StageMemo
+from app.pipeline.ports import InfrastructureError, LlmPort, PromptLibrary, StageMemo
 from app.pipeline.structured import StepFailed, StepOverrides, build_request, call_prompt, request_key
 from app.prompts import Prompt, PromptError
 
@@ -172,9 +172,11 @@ def run_critic(
         return _CriticOutcome(node, exc.usage, error=StageError(node, f"{exc.kind}: {exc.message}"))
     except PromptError as exc:
         return _CriticOutcome(node, Usage(), error=StageError(node, f"prompt: {exc}"))
-    except Exception as exc:  # advisory stage: an unexpected failure is one node's error, not the run's
+    except InfrastructureError:
+        raise  # the store is down: the run fails and is retried, never a review without this critic
+    except Exception:  # advisory stage: an unexpected failure is one node's error, not the run's
         log.exception("blindspot_node_crashed", extra={"node": node})
-        return _CriticOutcome(node, Usage(), error=StageError(node, f"{type(exc).__name__}: {exc}"))
+        return _CriticOutcome(node, Usage(), error=StageError(node, INTERNAL_ERROR))
 
     gaps: tuple[str, ...] | None = None
     if isinstance(answer, DevilsAdvocateAnswer):
@@ -234,9 +236,11 @@ def run_judge(
         return _JudgeOutcome(exc.usage, error=StageError("judge", f"{exc.kind}: {exc.message}"))
     except PromptError as exc:
         return _JudgeOutcome(Usage(), error=StageError("judge", f"prompt: {exc}"))
-    except Exception as exc:  # advisory stage: degrade to un-judged findings
+    except InfrastructureError:
+        raise
+    except Exception:  # advisory stage: degrade to un-judged findings
         log.exception("blindspot_node_crashed", extra={"node": "judge"})
-        return _JudgeOutcome(Usage(), error=StageError("judge", f"{type(exc).__name__}: {exc}"))
+        return _JudgeOutcome(Usage(), error=StageError("judge", INTERNAL_ERROR))
     assert isinstance(answer, JudgeAnswer)
     return _JudgeOutcome(usage, answer)
 

@@ -2,6 +2,8 @@
 
 Every call leaves one attempt row: `skipped-checkpoint` when the result was already stored (no LLM
 call), `executed` (atomically with the checkpoint) when it was computed, `failed` when compute raised.
+A store that cannot take the result raises InfrastructureError, logged `stage_not_stored`: the run's
+lifecycle records that attempt (the App's worker, at run level, once the store answers again).
 Tokens and cost of an attempt come from the payload's `usage` (or `usage_by_node`) when present, and
 from the exception's `usage` attribute for a failed call that was still paid for.
 """
@@ -17,7 +19,7 @@ from typing import Any
 
 from app.core.results import Usage
 from app.core.serde import SerdeError, from_dict
-from app.pipeline.ports import AttemptInfo, CheckpointStore, StageMemo
+from app.pipeline.ports import AttemptInfo, CheckpointStore, InfrastructureError, StageMemo
 
 log = logging.getLogger(__name__)
 
@@ -80,9 +82,8 @@ def memo_for(
                 reused(stage, "content")
                 return cached
         started = clock()
-        try:
-            payload = compute()
-        except BaseException as exc:
+
+        def failed(exc: BaseException) -> None:
             usage = getattr(exc, "usage", None)
             store.record_attempt(
                 run_key,
@@ -94,9 +95,18 @@ def memo_for(
                 f"{type(exc).__name__}: {exc}"[:2000],
                 owner=owner,
             )
+
+        try:
+            payload = compute()
+        except BaseException as exc:
+            failed(exc)
             raise
         info = AttemptInfo(duration_s=clock() - started, usage=usage_of_payload(payload), owner=owner)
-        won = store.put(run_key, stage, None, payload, info)
+        try:
+            won = store.put(run_key, stage, None, payload, info)
+        except InfrastructureError as exc:  # the store went away with the answer (the caller records it)
+            log.warning("stage_not_stored", extra={"run_key": run_key, "stage": stage, "error": str(exc)})
+            raise
         if rkey is not None:
             store.put_result(rkey, stage, payload)
         if won:

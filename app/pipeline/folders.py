@@ -3,7 +3,9 @@
 One step for the Action and the App: list and parse the folder through the AdrSource, open the index
 of that (repo, folder) and sync it. The index is opened and synced on first search only, so a run that
 does not recall (`/adr-review blind-spots`, recall disabled) never pays for it; an index that cannot
-be opened or synced makes recall degrade with the reason instead of failing the review.
+be opened or synced makes recall degrade with the reason instead of failing the review, except when
+its server is unavailable (InfrastructureError): then the run fails and is retried, and the next
+search tries again.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from dataclasses import dataclass
 from app.config import RepoConfig
 from app.core.adr import Adr
 from app.core.results import RetrievalResult
-from app.pipeline.ports import AdrIndex, GitHubPort, SyncReport
+from app.pipeline.ports import AdrIndex, GitHubPort, InfrastructureError, SyncReport
 
 log = logging.getLogger(__name__)
 
@@ -81,6 +83,8 @@ class LazyIndex:
                 try:
                     index = self._open()
                     report = index.sync(self._folder)
+                except InfrastructureError:
+                    raise  # the Chroma server or the store is down: not remembered, the retry tries again
                 except Exception as exc:
                     log.exception("index_unavailable", extra={"folder": self._label})
                     reason = f"the ADR index could not be built ({type(exc).__name__}: {exc})"

@@ -4,6 +4,7 @@ The App's lifecycle is the queue (app/pipeline/app_runs.py)."""
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -16,6 +17,7 @@ from app.pipeline.locks import LockFactory, no_lock
 from app.pipeline.ports import (
     GitHubError,
     GitHubPort,
+    InfrastructureError,
     LlmPort,
     PromptLibrary,
     SpendLedger,
@@ -74,7 +76,8 @@ def run_inline(
     *,
     on_failed: Callable[[Target, GitHubError], None] | None = None,
 ) -> list[Published]:
-    """Each target reviewed and published; a GitHub failure of one is reported and the rest go on."""
+    """Each target reviewed and published; a GitHub failure of one is reported and the rest go on. An
+    InfrastructureError (the state store failed) ends the job: no comment from an incomplete review."""
     out: list[Published] = []
     for target in targets:
         key = target.run_key
@@ -97,6 +100,10 @@ def run_inline(
                 on_failed(target, exc)
             out.append(Published(target.adr_path, "failed", error=str(exc)))
             continue
+        except InfrastructureError as exc:
+            with contextlib.suppress(InfrastructureError):
+                store.set_state(key, "failed", str(exc)[:2000])
+            raise
         error = published.review.error if published.review else None
         store.set_state(key, "failed" if error else "completed", error[:2000] if error else None)
         out.append(published)

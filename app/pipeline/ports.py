@@ -85,6 +85,14 @@ class IndexStoreError(RuntimeError):
     names the folder and the cause. A corrupt store is not this error: the adapter rebuilds it."""
 
 
+class InfrastructureError(RuntimeError):
+    """A dependency the run cannot do without failed: the state store (a database error, a lost
+    connection) or the Chroma server (unreachable, timed out, 5xx). Raised by the adapters, which wrap
+    their driver's error in it (the cause is chained). Never a degraded review: the use case lets it
+    through, the run fails and the App's queue retries it with back-off (the Action's step fails and
+    posts nothing). Degrading stays for the model's own failures (bad JSON, refusals, timeouts)."""
+
+
 class StageMemo(Protocol):
     """Checkpointing seen from a stage: return the stored JSON result of `stage`, or compute, store, return it.
 
@@ -269,6 +277,7 @@ __all__ = [
     "GitHubError",
     "GitHubPort",
     "IndexStoreError",
+    "InfrastructureError",
     "LlmError",
     "LlmPort",
     "LlmRequest",

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 from app.config import REPO_CONFIG_PATH, RepoConfig, RepoConfigError, parse_repo_config
 from app.core.adr_paths import is_adr_candidate
-from app.core.results import internal_error
+from app.core.results import INTERNAL_ERROR
 from app.core.triggers import (
     CommentEvent,
     Decision,
@@ -45,6 +45,7 @@ from app.pipeline.ports import (
     FeedbackLog,
     GitHubError,
     GitHubPort,
+    InfrastructureError,
     LlmPort,
     PromptLibrary,
     PullRequestInfo,
@@ -319,11 +320,11 @@ def _review_and_render(target: Target, deps: RunDeps, memo: StageMemo, reused: l
     rt = target.review_target(target.content)
     try:
         review = review_adr(rt, review_deps, memo, run_key=target.run_key, reused=reused)
-    except (GitHubError, RunInputError, RunAbandoned):
+    except (GitHubError, RunInputError, RunAbandoned, InfrastructureError):
         raise
-    except Exception as exc:  # one ADR failing never stops the others; its comment says why
-        log.exception("review_failed", extra={"path": path})
-        review = error_review(rt, target.config, adr_dir, internal_error(exc), target.run_key, 0.0)
+    except Exception:  # one ADR failing never stops the others; its comment says so (the log says why)
+        log.exception("review_failed", extra={"path": path, "run_key": target.run_key})
+        review = error_review(rt, target.config, adr_dir, INTERNAL_ERROR, target.run_key, 0.0)
     return render(review, base, memo)
 
 

@@ -3,9 +3,9 @@
     query text ─> hybrid candidates (top N) ─┬─ llm:        model picks ≤5 ─> verify (core/citations) ─┐
                                              └─ extractive: best summary sentence per candidate ───────┴─> citations
 
-Fail-safe-skip: every failure becomes fewer (or zero) citations with one discrete `empty_reason`
-and a log event; run_recall never raises and never rejects. The model's parsed answer and usage go
-through the StageMemo ("recall"), so a re-run re-verifies the stored answer without a second call.
+Fail-safe-skip: every failure is fewer (or zero) citations with one `empty_reason` and a log event, but
+an outage (InfrastructureError) is raised for a retry; never a rejection. The answer and usage go through
+the StageMemo ("recall"): a re-run re-verifies the stored answer without a second call.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from app.core.evidence_model import DEFAULT_EVIDENCE
 from app.core.extractive import pick_extractive
 from app.core.passages import passages_of
 from app.core.results import (
+    INTERNAL_ERROR,
     Candidate,
     Citation,
     EmptyReason,
@@ -34,7 +35,7 @@ from app.core.results import (
     Usage,
 )
 from app.core.text import fold_whitespace
-from app.pipeline.ports import AdrIndex, LlmPort, PromptLibrary, StageMemo, no_memo
+from app.pipeline.ports import AdrIndex, InfrastructureError, LlmPort, PromptLibrary, StageMemo, no_memo
 from app.pipeline.recall_answer import answer_problems
 from app.pipeline.structured import StepFailed, StepOverrides, build_request, call_prompt, request_key
 from app.prompts import PromptError
@@ -105,7 +106,7 @@ def run_recall(
     enabled: bool = True,
     prompts: PromptLibrary,
 ) -> RecallResult:
-    """Recall up to `config.recall.max_citations` related ADRs. Never raises.
+    """Recall up to `config.recall.max_citations` related ADRs. Raises only InfrastructureError.
 
     Mode: "disabled" when the kill switch is off (`enabled` from the env, or `recall.enabled`),
     "llm" with an LlmPort and `recall.llm`, else "extractive".
@@ -133,8 +134,11 @@ def run_recall(
         stage = "extractive"
         return _extractive_citations(run, proposal, query, folder, config)
     except Exception as exc:  # advisory: a bug here must cost the citations, not the review
-        log.exception("recall_pre_gate_failed", extra={"stage": stage})
-        why = f"{stage}: {type(exc).__name__}: {exc}"
+        if isinstance(exc, InfrastructureError):
+            raise  # the store or the index server is down: the run is retried, never recall without it
+        event = "recall_pre_gate_embedding_failed" if stage == "retrieval" else "recall_pre_gate_failed"
+        log.exception(event, extra={"stage": stage, "error": f"{type(exc).__name__}: {exc}"})
+        why = "search_failed" if stage == "retrieval" else INTERNAL_ERROR  # the details: in the log only
         if stage == "llm" and run.mode == "llm":
             try:
                 return _fallback(run, proposal, query, folder, config, why)
@@ -147,12 +151,7 @@ def run_recall(
 def _retrieve(
     run: _Run, proposal: Adr, index: AdrIndex, query: str, config: RepoConfig
 ) -> EmptyReason | None:
-    try:
-        found = index.search(query, top_n=config.retrieval.top_n, exclude_paths=frozenset({proposal.path}))
-    except Exception as exc:
-        log.warning("recall_pre_gate_embedding_failed", extra={"error": f"{type(exc).__name__}: {exc}"})
-        run.errors.append(StageError("recall", f"retrieval: {type(exc).__name__}: {exc}"))
-        return "embedding_failed"
+    found = index.search(query, top_n=config.retrieval.top_n, exclude_paths=frozenset({proposal.path}))
     run.candidates = tuple(found.candidates)
     run.diagnostics["retrieval"] = dict(found.diagnostics)
     run.diagnostics["retrieval_empty_reason"] = found.empty_reason

@@ -19,7 +19,7 @@ from typing import Literal
 
 from app.config import RepoConfig
 from app.core.adr import Adr, AdrParseError, parse_adr
-from app.core.results import BlindSpotResult, Citation, RecallResult, Review, RunMeta, Usage
+from app.core.results import INTERNAL_ERROR, BlindSpotResult, Citation, RecallResult, Review, RunMeta, Usage
 from app.core.text import is_japanese
 from app.core.triggers import ALL_STAGES
 from app.pipeline.keys import run_key_for, seed_for
@@ -199,14 +199,22 @@ def recall_skips(recall: RecallResult, *, offline_reason: str | None) -> list[tu
         out.append(("recall", "embedding_failed"))
     fallback = recall.diagnostics.get("fallback_reason") if recall.diagnostics.get("fallback_from") else None
     if fallback is not None:
-        out.append(("recall", f"llm_fallback: {fallback}"))
+        out.append(("recall", "llm_fallback" if fallback in BARE else f"llm_fallback: {fallback}"))
     for err in recall.errors:
         if fallback is not None and err.message == fallback:
             continue  # said once, as the reason for the fallback
+        if err.message in BARE:
+            out.append(("recall", err.message))
+            continue
         out.append(
             ("recall", f"llm_failed: {err.message}" if recall.mode == "llm" else f"failed: {err.message}")
         )
     return out
+
+
+# Stage errors that are a reason code of their own (templates/i18n), shown without the "failed" prefix:
+# a crash (its details are in the log only) and a search that failed.
+BARE = frozenset({INTERNAL_ERROR, "search_failed"})
 
 
 def blindspot_skips(blind: BlindSpotResult) -> list[tuple[str, str]]:
@@ -217,7 +225,7 @@ def blindspot_skips(blind: BlindSpotResult) -> list[tuple[str, str]]:
         out.append(("blindspots", "disabled"))
     for err in blind.errors:
         code = "judge_failed" if err.node == "judge" else "failed"
-        out.append((err.node, f"{code}: {err.message}"))
+        out.append((err.node, err.message if err.message in BARE else f"{code}: {err.message}"))
     return out
 
 

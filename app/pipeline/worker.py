@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from app.pipeline.checkpoint import memo_for
-from app.pipeline.ports import RunAbandoned, StageMemo, StateStore
+from app.pipeline.ports import InfrastructureError, RunAbandoned, StageMemo, StateStore
 from app.pipeline.queue import QueueItem
 
 log = logging.getLogger(__name__)
@@ -111,8 +111,8 @@ class RunContext:
             self.check()
             try:
                 result = inner(stage, compute, key)
-            except RunAbandoned:
-                raise
+            except (RunAbandoned, InfrastructureError):
+                raise  # an outage: the store may not have taken the stage's row, the run records it
             except BaseException:
                 self.failed_in_stage = True
                 raise

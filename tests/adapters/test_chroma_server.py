@@ -4,7 +4,10 @@ process synced another finds without embedding again."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import os
+import signal
+import threading
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import chromadb
@@ -14,6 +17,8 @@ from app.adapters import chroma_store
 from app.adapters.adr_files import load_adr_folder
 from app.adapters.index_open import open_index
 from app.pipeline.keys import index_slot
+from app.pipeline.ports import InfrastructureError
+from tests.chroma_server import start_chroma, stop_chroma
 
 pytestmark = pytest.mark.real_process  # a `chroma run` server process
 
@@ -51,12 +56,52 @@ def test_indexes_live_on_the_server_one_collection_per_repo_folder(server: str, 
     assert not (tmp_path / "host-a" / "chroma").exists()  # nothing on the host's disk
 
 
-def test_an_unreachable_server_is_an_index_store_error(tmp_path: Path) -> None:
-    from app.pipeline.ports import IndexStoreError
+QUICK = chroma_store.ChromaTimeouts(connect_s=1.0, read_s=2.0, retries=1, backoff_s=0.2)
 
-    chroma_store.use_chroma_server("http://127.0.0.1:9")  # discard port: nothing listens
+
+def test_an_unreachable_server_is_an_infrastructure_error(tmp_path: Path) -> None:
+    """Not an unusable index store (which degrades recall): an outage, which fails the run for a retry."""
+    chroma_store.use_chroma_server("http://127.0.0.1:9", timeouts=QUICK)  # discard port: nothing listens
     try:
-        with pytest.raises(IndexStoreError, match="Chroma server http://127.0.0.1:9"):
+        with pytest.raises(InfrastructureError, match="Chroma server http://127.0.0.1:9"):
             open_index(tmp_path, collection="ix-x")
     finally:
         chroma_store.use_chroma_server(None)
+
+
+def test_a_hung_server_times_out_every_call_and_serves_again_once_it_is_back(tmp_path: Path) -> None:
+    """chromadb's own client waits forever on a stopped server (no timeout at all); ours ends each call
+    within its deadline as an InfrastructureError, for making a client and for a request alike."""
+    proc, url, root = start_chroma()
+    chroma_store.use_chroma_server(url, timeouts=QUICK)
+    adrs, _ = load_adr_folder(ROOT / "examples" / "adr")
+    try:
+        index = open_index(tmp_path / "a", collection="ix-hung")
+        index.sync(adrs[:2])
+        os.kill(proc.pid, signal.SIGSTOP)
+        try:
+            failures = {}
+            for name, call in (
+                ("request", lambda: index.sync(adrs)),
+                ("client", lambda: chroma_store.chroma_client(tmp_path)),
+            ):
+                worker = threading.Thread(target=lambda c=call, n=name: failures.update({n: _raised(c)}))
+                worker.start()
+                worker.join(60)  # a hang detector far above the bound (2 x 3 s + 0.2 s)
+                assert not worker.is_alive(), f"{name}: still waiting on the stopped server"
+            assert all(isinstance(e, InfrastructureError) for e in failures.values()), failures
+            assert "Chroma server" in str(failures["request"])
+        finally:
+            os.kill(proc.pid, signal.SIGCONT)
+        assert index.sync(adrs).added == len(adrs) - 2  # the same client, usable again
+    finally:
+        chroma_store.use_chroma_server(None)
+        stop_chroma(proc, root)
+
+
+def _raised(call: Callable[[], object]) -> BaseException | None:
+    try:
+        call()
+    except BaseException as exc:
+        return exc
+    return None

@@ -12,7 +12,7 @@ import pytest
 
 from app.adapters.state_sqlite import SqliteStateStore, StoreError
 from app.adapters.state_sqlite.migrations import MIGRATIONS
-from app.pipeline.ports import AttemptInfo
+from app.pipeline.ports import AttemptInfo, InfrastructureError
 from app.pipeline.queue import RunSpec
 
 NAMES = [fn.__name__ for fn in MIGRATIONS]
@@ -271,3 +271,21 @@ def test_health_only_reads(tmp_path: Path) -> None:
         finally:
             writer.execute("ROLLBACK")
             writer.close()
+
+
+def test_a_store_that_stays_locked_is_an_infrastructure_error_not_a_driver_error(tmp_path: Path) -> None:
+    """Another process holding the write lock past the busy timeout is an outage of the store: the
+    run fails and is retried (InfrastructureError), a stage never turns it into a degraded result."""
+    path = tmp_path / "app.sqlite3"
+    store = SqliteStateStore(path, busy_timeout_s=0.2)
+    holder = sqlite3.connect(path, isolation_level=None)
+    try:
+        holder.execute("BEGIN IMMEDIATE")
+        with pytest.raises(InfrastructureError, match="database is locked") as raised:
+            store.ensure_run("rk-locked", {})
+        assert isinstance(raised.value.__cause__, sqlite3.OperationalError)
+        holder.execute("ROLLBACK")
+        store.ensure_run("rk-locked", {})  # back: the same store works again
+    finally:
+        holder.close()
+        store.close()

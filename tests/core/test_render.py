@@ -27,6 +27,7 @@ from app.core.render import (
     render_step_summary,
 )
 from app.core.results import (
+    INTERNAL_ERROR,
     BlindSpotResult,
     Citation,
     Exclusion,
@@ -728,6 +729,41 @@ def test_error_review_renders_an_error_comment() -> None:
     assert parse_marker(body) == (review.adr_path, review.meta.run_key)
     assert "Could not review this ADR" in body and "> file is empty" in body
     assert "Related past decisions" not in body
+
+
+@pytest.mark.parametrize(
+    ("language", "note", "hint"),
+    [
+        ("en", "An internal error stopped this review (run {run})", "Comment `/adr-review` to try again"),
+        (
+            "ja",
+            "内部エラーによりこのレビューは中断されました（実行 {run}）",
+            "`/adr-review` とコメントして再実行",
+        ),
+    ],
+)
+def test_an_internal_error_comment_is_a_translated_note_with_the_run_id(
+    language: str, note: str, hint: str
+) -> None:
+    review = dataclasses.replace(
+        english_review(), recall=None, blindspots=None, error=INTERNAL_ERROR, adr_id="", adr_title=""
+    )
+    body = render_comment(review, link_base=LINK_BASE, language=language)
+    assert note.format(run=review.meta.run_key[:12]) in body and hint in body
+    assert INTERNAL_ERROR not in body.split("-->", 1)[1]  # the code itself is not shown either
+    assert "could not be read as an ADR" not in body  # not the parse error's hint
+
+
+@pytest.mark.parametrize(
+    ("stage", "reason", "shown"),
+    [
+        ("premortem", INTERNAL_ERROR, "**Pre-mortem**: failed on an internal error"),
+        ("recall", "search_failed", "**Recall**: the search of past ADRs failed."),
+    ],
+)
+def test_a_crashed_stage_says_so_without_its_exception(stage: str, reason: str, shown: str) -> None:
+    body = render_comment(dataclasses.replace(english_review(), skipped=((stage, reason),)), link_base="")
+    assert shown in body
 
 
 @pytest.mark.parametrize(

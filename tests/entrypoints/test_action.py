@@ -24,7 +24,7 @@ from app.core.text import tokenize
 from app.entrypoints.action import run_action
 from app.entrypoints.action_env import INPUTS, OUTPUTS, input_env_name
 from app.entrypoints.workflow_commands import output_block
-from app.pipeline.ports import GitHubPort, LlmPort, SyncReport
+from app.pipeline.ports import GitHubPort, InfrastructureError, LlmPort, SyncReport
 from tests.fakes.blindspot_answers import da_answer, judge_echo_answer, pm_answer
 from tests.fakes.github_api import FakeGitHub, Fault
 from tests.fakes.llm import FakeLlm
@@ -368,8 +368,22 @@ def test_an_index_that_cannot_be_opened_degrades_the_review_not_the_run(h: Harne
     assert r.code == 0, r.stdout
     assert "::warning::docs/adr: the ADR index could not be built (OSError: disk full)" in r.stdout
     (comment,) = h.adr_comments()
-    assert "disk full" in comment["body"]  # the comment says what degraded
+    # the comment says what degraded; why is in the job's log (the warning above), not in public
+    assert "the search of past ADRs failed" in comment["body"] and "disk full" not in comment["body"]
     assert h.llm.count("recall-pre-gate") == 0 and h.llm.count("blindspot-judge") == 1
+
+
+def test_an_unavailable_store_or_index_fails_the_step_and_posts_no_comment(h: Harness) -> None:
+    """An outage (InfrastructureError, e.g. the state store's lock timeout) is not a degraded review:
+    the step fails with a clear message, and no comment is written from the incomplete run."""
+    h.index_error = InfrastructureError("state store /cache/state.sqlite3: OperationalError: locked")
+    open_pr(h)
+    r = h.run("pull_request", "pull_request__opened.payload.json")
+    assert r.code == 1, r.stdout
+    [error] = [line for line in r.stdout.splitlines() if line.startswith("::error")]
+    assert "state store or index unavailable" in error and "OperationalError: locked" in error
+    assert "no comment was written" in error and "re-run the job" in error
+    assert h.adr_comments() == []
 
 
 def test_what_the_index_sync_went_on_without_is_a_warning_on_the_run(h: Harness) -> None:

@@ -16,9 +16,9 @@ import yaml
 from app.config import BlindSpotConfig
 from app.core.adr import Adr, parse_adr
 from app.core.perspectives import draw_perspectives, parse_constitution, perspective_weights
-from app.core.results import Citation, Usage
+from app.core.results import INTERNAL_ERROR, Citation, Usage
 from app.pipeline.blindspot import CRITIC_PROMPTS, JUDGE_PROMPT, run_blindspots
-from app.pipeline.ports import LlmError, LlmRequest
+from app.pipeline.ports import InfrastructureError, LlmError, LlmRequest
 from app.pipeline.structured import StepOverrides
 from app.prompts import PromptFiles, packaged
 from tests.fakes import blindspot_answers
@@ -309,11 +309,26 @@ def test_an_over_long_field_is_clipped_to_the_schema_not_fatal(adr: Adr) -> None
     assert any(f.title.endswith("…") and len(f.title) < 5000 for f in result.findings)
 
 
-def test_an_unexpected_exception_in_a_critic_is_that_nodes_error(adr: Adr) -> None:
-    fake = happy().on(PM, RuntimeError("boom"))
+def test_an_unexpected_exception_in_a_critic_is_that_nodes_error_without_its_text(adr: Adr) -> None:
+    fake = happy().on(PM, RuntimeError("boom at /srv/secret.py"))
     result = run(adr, fake)
-    assert [(e.node, e.message) for e in result.errors] == [("premortem", "RuntimeError: boom")]
+    assert [(e.node, e.message) for e in result.errors] == [("premortem", INTERNAL_ERROR)]
     assert result.status == "judged"
+
+
+@pytest.mark.parametrize("stage", ["critic:devils_advocate", "critic:premortem", "judge"])
+def test_a_store_error_in_any_node_fails_the_stage_instead_of_degrading(adr: Adr, stage: str) -> None:
+    """The checkpoint store failing under a node (a database restart) is not that node's failure:
+    it propagates, so the run is retried instead of publishing a review without that node."""
+
+    def memo(name: str, compute: Callable[[], dict[str, Any]], key: str | None = None) -> dict[str, Any]:
+        payload = compute()
+        if name == stage:
+            raise InfrastructureError("state store: OperationalError: terminating connection")
+        return payload
+
+    with pytest.raises(InfrastructureError, match="terminating connection"):
+        run(adr, happy(), memo=memo)
 
 
 def test_all_critics_failing_with_adjacent_domain_on_skips(adr: Adr) -> None:

@@ -12,13 +12,13 @@ import pytest
 from app.adapters.remote_folder import BlobCache, load_remote_folder
 from app.adapters.state_sqlite import SqliteStateStore
 from app.config import RepoConfig, RepoConfigError
-from app.core.results import RetrievalResult
+from app.core.results import INTERNAL_ERROR, RetrievalResult
 from app.core.triggers import Actor, ChangedFile, CommentEvent, Event, OtherEvent, PullRequestEvent
 from app.pipeline import pr
 from app.pipeline.carry_out import respond
 from app.pipeline.folders import FolderCache
 from app.pipeline.inline import run_inline
-from app.pipeline.ports import GitHubError, PullRequestInfo, SyncReport
+from app.pipeline.ports import GitHubError, InfrastructureError, PullRequestInfo, SyncReport
 from app.prompts import packaged
 from tests.fakes.github_port import MemoryGitHub
 
@@ -270,6 +270,36 @@ def test_one_adr_failing_never_stops_the_others() -> None:
     assert outs[1].review is not None and outs[1].review.error is None
     states = [store.get_run(t.run_key).state for t in p.targets]  # type: ignore[union-attr]
     assert states == ["failed", "completed"]
+
+
+def test_a_crash_in_a_review_is_an_error_comment_without_the_exception(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    def crash(*args: object, **kwargs: object) -> None:
+        raise RuntimeError("KeyError at /srv/app/secret.py line 12")
+
+    monkeypatch.setattr(pr, "review_adr", crash)
+    gh = github(changed=(KAFKA,))
+    [target] = plan(pr_event(), gh, online=False).targets
+    out = pr.run_target(target, deps(gh))
+    assert out.review is not None and out.review.error == INTERNAL_ERROR
+    [comment] = gh.comments[N]
+    body = comment.body
+    assert "secret.py" not in body and "RuntimeError" not in body
+    assert f"(run {target.run_key[:12]})" in body
+    assert "secret.py" in caplog.text  # the details are in the log
+
+
+def test_a_store_outage_in_a_review_propagates_and_publishes_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+    def down(*args: object, **kwargs: object) -> None:
+        raise InfrastructureError("state store: OperationalError: the database system is shutting down")
+
+    monkeypatch.setattr(pr, "review_adr", down)
+    gh = github(changed=(KAFKA,))
+    [target] = plan(pr_event(), gh, online=False).targets
+    with pytest.raises(InfrastructureError):
+        pr.run_target(target, deps(gh))
+    assert N not in gh.comments
 
 
 def test_a_github_failure_of_one_adr_is_reported_and_the_rest_go_on() -> None:
@@ -626,3 +656,25 @@ def test_an_internal_error_comment_names_its_kind_never_its_text(monkeypatch: py
     (comment,) = gh.comments[N]
     assert "internal error (RuntimeError)" in comment.body
     assert not any(word in comment.body for word in ("AdminShutdown", "hunter2", "/srv/secret"))
+
+
+def test_an_index_server_outage_is_not_remembered_the_next_search_tries_again() -> None:
+    """An index that cannot be built for a reason of its own degrades recall for the run (remembered);
+    a server that is down is an outage: it propagates each time, and once the server is back the same
+    folder's index opens and searches."""
+    from app.pipeline.folders import LazyIndex
+
+    opened: list[str] = []
+
+    def open_index() -> Any:
+        opened.append("try")
+        if len(opened) == 1:
+            raise InfrastructureError("Chroma server http://chroma:8000: ConnectError")
+        return NoIndex()
+
+    index = LazyIndex(open_index, [], label="docs/adr")
+    with pytest.raises(InfrastructureError):
+        index.search("kafka")
+    with pytest.raises(RuntimeError, match="no index in this test"):  # NoIndex's own answer: it opened
+        index.search("kafka")
+    assert len(opened) == 2

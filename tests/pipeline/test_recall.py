@@ -15,9 +15,9 @@ from app.adapters.adr_files import load_adr_folder
 from app.adapters.llm import AnthropicLlm
 from app.config import LlmSettings, PromptOverride, RecallConfig, RepoConfig
 from app.core.adr import Adr, parse_adr
-from app.core.results import Candidate, EmptyReason, RetrievalResult
+from app.core.results import INTERNAL_ERROR, Candidate, EmptyReason, RetrievalResult
 from app.core.text import contains_verbatim, tokenize
-from app.pipeline.ports import LlmError, SyncReport
+from app.pipeline.ports import InfrastructureError, LlmError, SyncReport
 from app.pipeline.recall import PROMPT_NAME, build_query_text, recall_query, run_recall, search_query
 from app.prompts import PromptFiles, packaged
 from tests.fakes.llm import FakeLlm
@@ -222,9 +222,19 @@ def test_an_index_failure_is_embedding_failed_and_never_raises(
     llm = FakeLlm()
     result = recall(llm if mode_llm else None, index=FakeIndex(FOLDER, fail=RuntimeError("chroma down")))
     assert (result.empty_reason, result.citations, result.candidates) == ("embedding_failed", (), ())
-    assert "chroma down" in result.errors[0].message
+    assert result.errors[0].message == "search_failed"  # the exception's text is in the log only
     assert llm.count() == 0
-    assert "recall_pre_gate_embedding_failed" in [r.msg for r in caplog.records]
+    [logged] = [r for r in caplog.records if r.msg == "recall_pre_gate_embedding_failed"]
+    assert "chroma down" in logged.error  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("mode_llm", [True, False])
+def test_an_unavailable_index_server_fails_recall_instead_of_degrading(mode_llm: bool) -> None:
+    """A Chroma server that is down or timed out is an outage, not an empty recall: it propagates, so
+    the run is retried and never published without recall."""
+    down = FakeIndex(FOLDER, fail=InfrastructureError("Chroma server: ReadTimeout"))
+    with pytest.raises(InfrastructureError, match="ReadTimeout"):
+        recall(FakeLlm() if mode_llm else None, index=down)
 
 
 @pytest.mark.parametrize(
@@ -348,7 +358,7 @@ def test_a_sixth_citation_and_an_unknown_relevance_are_repaired_not_fatal() -> N
         ({"answer": ["ADR-0012"]}, "schema"),
         ({"citations": "ADR-0012"}, "schema"),
         ({"citations": ["ADR-0012"]}, "schema"),
-        (RuntimeError("adapter bug"), "RuntimeError"),
+        (RuntimeError("adapter bug"), INTERNAL_ERROR),  # a crash: no exception text in the comment
     ],
 )
 def test_any_model_failure_falls_back_to_extractive_and_says_why(reply: Any, kind: str) -> None:

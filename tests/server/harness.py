@@ -349,14 +349,20 @@ class Stack:
         ready: bool = True,
         kill_at: str | None = None,
         claim_barrier: str | None = None,
+        pause: tuple[str, str, Path] | None = None,
         cwd: Path | None = None,
         store_dir: Path | None = None,
     ) -> tuple[Proc, int | None]:
-        """`adr-review serve`; with kill_at / claim_barrier, through tests/server/killable_serve.py,
-        which installs those faults around the real entrypoint."""
+        """`adr-review serve`; with kill_at / claim_barrier / pause (stage, point, release file), through
+        tests/server/killable_serve.py, which installs those faults around the real entrypoint."""
         faults = [
             *(["--kill-at", kill_at] if kill_at else []),
             *(["--claim-barrier", claim_barrier] if claim_barrier else []),
+            *(
+                ["--pause-stage", pause[0], "--pause-point", pause[1], "--pause-until", str(pause[2])]
+                if pause
+                else []
+            ),
         ]
         entry = ["-m", "tests.server.killable_serve", *faults] if faults else ["-m", "app", "serve"]
         cmd = [

@@ -9,6 +9,8 @@
     completed).
 --claim-barrier <dir>:<n>[:<plan|review>]  hold this process's first claim of that kind until n
     processes reached it (two workers claiming the same run at the same moment).
+--pause-stage <stage> --pause-point <point> --pause-until <file>  hold the first review run there
+    (printing "TEST PAUSE at ...") until the file exists: the test breaks a dependency meanwhile.
 
 Production code knows nothing of this: it patches RunContext.memo and the claim / finish of both
 StateStore engines in this process, then calls the real entrypoint, app.cli.main(["serve", ...]).
@@ -38,6 +40,23 @@ Hook = Callable[[str, str, QueueItem], None]
 
 def _spec(text: str | None) -> list[str]:
     return text.split(":") if text else []
+
+
+def pause_hook(stage: str, point: str, until: Path, inner: Hook) -> Hook:
+    """`inner`, and the first review run held at (stage, point) until the file `until` exists."""
+    paused = threading.Event()
+
+    def hook(at_stage: str, at_point: str, item: QueueItem) -> None:
+        inner(at_stage, at_point, item)
+        if (at_stage, at_point) != (stage, point) or item.kind != "review" or paused.is_set():
+            return
+        paused.set()
+        print(f"TEST PAUSE at {stage}:{point} run={item.run_key}", flush=True)
+        while not until.exists():
+            time.sleep(0.02)
+        print(f"TEST RESUMED at {stage}:{point}", flush=True)
+
+    return hook
 
 
 def fault_hook(kill_at: str | None, barrier: str | None) -> Hook:
@@ -120,8 +139,14 @@ def run(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="killable_serve", add_help=False)
     parser.add_argument("--kill-at")
     parser.add_argument("--claim-barrier")
+    parser.add_argument("--pause-stage")
+    parser.add_argument("--pause-point", default="during")
+    parser.add_argument("--pause-until", type=Path)
     ours, serve_args = parser.parse_known_args(argv)
-    install(fault_hook(ours.kill_at, ours.claim_barrier))
+    hook = fault_hook(ours.kill_at, ours.claim_barrier)
+    if ours.pause_stage:
+        hook = pause_hook(ours.pause_stage, ours.pause_point, ours.pause_until, hook)
+    install(hook)
     return main(["serve", *serve_args])
 
 

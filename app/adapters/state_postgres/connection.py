@@ -25,7 +25,8 @@ from psycopg_pool import ConnectionPool
 from app.adapters.state_common import StoreError
 from app.adapters.state_migrations import MigrationError, migrate
 from app.adapters.state_postgres.migrations import LOCK_ID, MIGRATIONS
-from app.adapters.state_sql import Clock, Dialect, SqlTables
+from app.adapters.state_sql import Clock, Dialect, SqlTables, unavailable_as_infrastructure
+from app.pipeline.ports import InfrastructureError
 
 log = logging.getLogger(__name__)
 
@@ -37,6 +38,7 @@ POSTGRES = Dialect(
     migrators_lock=f"SELECT pg_advisory_xact_lock({LOCK_ID})",
     real="DOUBLE PRECISION",
     error=psycopg.Error,
+    unavailable=(psycopg.OperationalError, psycopg.InterfaceError),  # PoolTimeout is an OperationalError
 )
 
 
@@ -79,7 +81,7 @@ class Connection(SqlTables):
         try:
             self._clock = clock or self._database_clock()
             migrate(self._tx, MIGRATIONS, POSTGRES)
-        except psycopg.Error as exc:
+        except (psycopg.Error, InfrastructureError) as exc:
             self._pool.close()
             raise StoreError(f"cannot open the store {self.location}: {exc}") from exc
         except MigrationError as exc:
@@ -110,7 +112,12 @@ class Connection(SqlTables):
     @contextmanager
     def _tx(self) -> Iterator[Cursor]:
         """One transaction on a pooled connection: committed on success, rolled back on an error."""
-        with self._pool.connection() as conn, conn.transaction(), conn.cursor() as cur:
+        with (
+            unavailable_as_infrastructure(POSTGRES, self.location),
+            self._pool.connection() as conn,
+            conn.transaction(),
+            conn.cursor() as cur,
+        ):
             yield cur
 
     def _read(self, sql: str, params: Collection[Any] = ()) -> list[dict[str, Any]]:

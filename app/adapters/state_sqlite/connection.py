@@ -19,8 +19,9 @@ from typing import Any
 
 from app.adapters.state_common import StoreError
 from app.adapters.state_migrations import MigrationError, migrate
-from app.adapters.state_sql import Clock, Dialect, SqlTables
+from app.adapters.state_sql import Clock, Dialect, SqlTables, unavailable_as_infrastructure
 from app.adapters.state_sqlite.migrations import MIGRATIONS
+from app.pipeline.ports import InfrastructureError
 
 MEMORY = ":memory:"
 SQLITE = Dialect(
@@ -30,6 +31,7 @@ SQLITE = Dialect(
     migrators_lock="",
     real="REAL",
     error=sqlite3.Error,
+    unavailable=(sqlite3.OperationalError,),  # "database is locked" past the busy timeout, disk I/O
 )
 __all__ = ["SQLITE", "Connection", "StoreError", "private_file"]
 
@@ -78,7 +80,7 @@ class Connection(SqlTables):
                 self._conn.execute("PRAGMA synchronous = NORMAL")
             self._conn.execute("PRAGMA foreign_keys = ON")
             migrate(self._tx, MIGRATIONS, SQLITE)
-        except sqlite3.Error as exc:  # e.g. "file is not a database": say which file
+        except (sqlite3.Error, InfrastructureError) as exc:  # e.g. "file is not a database": say which
             self._conn.close()
             raise StoreError(f"cannot open the store {self.location}: {exc}") from exc
         except MigrationError as exc:
@@ -101,7 +103,7 @@ class Connection(SqlTables):
     @contextmanager
     def _tx(self) -> Iterator[sqlite3.Cursor]:
         """BEGIN IMMEDIATE: take the write lock up front so read-then-write cannot interleave."""
-        with self._lock:
+        with unavailable_as_infrastructure(SQLITE, self.location), self._lock:
             cur = self._conn.cursor()
             cur.execute("BEGIN IMMEDIATE")
             try:
@@ -115,7 +117,7 @@ class Connection(SqlTables):
                 cur.close()
 
     def _read(self, sql: str, params: Sequence[Any] = ()) -> list[sqlite3.Row]:
-        with self._lock:
+        with unavailable_as_infrastructure(SQLITE, self.location), self._lock:
             rows: list[sqlite3.Row] = self._conn.execute(sql, params).fetchall()
             return rows
 

@@ -119,9 +119,14 @@ def run(args: argparse.Namespace) -> int:
 
     store, db = open_store(settings, args.db)
     if settings.chroma_url:
-        from app.adapters.chroma_store import use_chroma_server
+        from app.adapters.chroma_store import ChromaTimeouts, use_chroma_server
 
-        use_chroma_server(settings.chroma_url, settings.chroma_token)
+        timeouts = ChromaTimeouts(
+            connect_s=settings.chroma_connect_timeout_s,
+            read_s=settings.chroma_read_timeout_s,
+            retries=settings.chroma_retries,
+        )
+        use_chroma_server(settings.chroma_url, settings.chroma_token, timeouts)
 
     pool = None
     if workers > 0:

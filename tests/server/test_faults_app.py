@@ -87,12 +87,12 @@ def test_a_postgres_restart_mid_burst_loses_no_delivery(stack: Stack, postgres: 
             statuses = [f.result() for f in burst]
         stack.wait_until("the burst stored", lambda: set(stored_guids(stack)) >= set(guids[:n]), timeout=120)
 
-        postgres.halt()
+        postgres.stop_server()
         try:
             with ThreadPoolExecutor(outage) as pool:
                 refused = list(pool.map(send, range(n, n + outage)))
         finally:
-            postgres.resume()
+            postgres.start_server()
         assert refused == [503] * outage  # after the retries: 5xx, and the log names each delivery
         logs = "\n".join(line for p in stack.apps for line in p.lines)
         for guid in guids[n:]:
