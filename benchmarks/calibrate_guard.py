@@ -1,0 +1,159 @@
+"""Fit the guard's evidence model and its floor on the records of `adr-review eval guard --records`.
+
+    .venv/bin/python benchmarks/calibrate_guard.py --records guard-records.json [--silence 0.8] [--write]
+
+The model is the review's (app/core/evidence.py: a logistic over absolute features, fitted with the
+same `fit` as benchmarks/calibrate_evidence.py) over the rows of the index's first 2 * HEAD candidates
+of each case, labelled 1 for the ADRs the commit names. The guard re-ranks those by the evidence and
+lists, of its new top 5, at most 3 whose evidence passes the floor and that share words with a diff
+line (`lines` in the record): `simulate` replays exactly that. The floor is the lowest at which the
+training cases' negatives are silent at least `--silence` of the time.
+
+Leave-one-repository-out: each repository is scored with the model and floor fitted on the others;
+those pooled figures are the held-out ones. `--write` fits on every record and writes
+app/core/guard_model.py; its figures on the same records are in-sample: say so.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from calibrate_evidence import Query, fit, write_model  # noqa: E402
+
+from app.core.evidence import FEATURES, HEAD, EvidenceModel  # noqa: E402
+from app.core.guard import MAX_SHOWN  # noqa: E402
+from app.evals.guard import MRR_DEPTH, K, auc  # noqa: E402
+
+Record = Mapping[str, Any]
+
+
+def targets(r: Record) -> set[str]:
+    return set(r["enforced"])
+
+
+def as_query(r: Record) -> Query:
+    return Query(
+        r["repo"],
+        "en",
+        max(len(r["enforced"]), 1),
+        [(c["features"], c["path"] in targets(r)) for c in r["retrieved"]],
+    )
+
+
+def simulate(model: EvidenceModel, records: Sequence[Record], floor: float) -> dict[str, float]:
+    """The guard's figures with `model` and `floor` on `records` (as app/core/guard.py decides)."""
+    pos = [r for r in records if r["kind"] == "positive" and r["enforced"]]
+    neg = [r for r in records if r["kind"] == "negative"]
+    hits = recall = rr = 0.0
+    silent = 0
+    tops_pos: list[float] = []
+    tops_neg: list[float] = []
+    for r in [*pos, *neg]:
+        rows = sorted(
+            ((model.probability(c["features"]), c["path"], c["lines"]) for c in r["retrieved"]),
+            key=lambda t: -t[0],
+        )
+        head = rows[:HEAD]
+        listed = [path for p, path, lines in head if p >= floor and lines][:MAX_SHOWN]
+        top = head[0][0] if head else 0.0
+        if r["kind"] == "negative":
+            silent += not listed
+            tops_neg.append(top)
+            continue
+        exp = targets(r)
+        ranked = [path for _p, path, _l in rows][:MRR_DEPTH]
+        hits += bool(exp & set(listed))
+        recall += len(exp & set(ranked[:K])) / len(exp)
+        rr += next((1.0 / (i + 1) for i, path in enumerate(ranked) if path in exp), 0.0)
+        tops_pos.append(top)
+    n = max(len(pos), 1)
+    return {
+        "positives": len(pos),
+        "negatives": len(neg),
+        "hit_rate": round(hits / n, 4),
+        "recall@5": round(recall / n, 4),
+        "mrr": round(rr / n, 4),
+        "silence_rate": round(silent / max(len(neg), 1), 4),
+        "auc_top_evidence": round(auc(tops_pos, tops_neg) or 0.0, 4),
+    }
+
+
+def choose_floor(model: EvidenceModel, records: Sequence[Record], silence: float) -> float:
+    for step in range(1, 1000):
+        floor = step / 1000
+        if simulate(model, records, floor)["silence_rate"] >= silence:
+            return floor
+    return 0.999
+
+
+def fit_fold(records: Sequence[Record], features: Sequence[str], silence: float, l2: float) -> EvidenceModel:
+    model = fit([as_query(r) for r in records], features, l2)
+    floor = choose_floor(model, records, silence)
+    return replace(model, floor=floor, med=floor, high=floor)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--records", type=Path, required=True)
+    parser.add_argument("--features", default=",".join(FEATURES))
+    parser.add_argument("--silence", type=float, default=0.8, help="negatives' silence the floor must reach")
+    parser.add_argument("--l2", type=float, default=1.0)
+    parser.add_argument(
+        "--write", action="store_true", help="fit on all records, write app/core/guard_model.py"
+    )
+    args = parser.parse_args(argv)
+    records = json.loads(args.records.read_text())
+    features = [f.strip() for f in args.features.split(",") if f.strip()]
+    repos = sorted({r["repo"] for r in records})
+    held: list[Record] = []
+    pooled: dict[str, float] = {}
+    for repo in repos:
+        train = [r for r in records if r["repo"] != repo]
+        test = [r for r in records if r["repo"] == repo]
+        model = fit_fold(train, features, args.silence, args.l2)
+        m = simulate(model, test, model.floor)
+        print(f"held-out {repo:<36} floor {model.floor:.3f}  {m}")
+        held.extend(test)
+        for key in ("hit_rate", "recall@5", "mrr"):
+            pooled[key] = pooled.get(key, 0.0) + m[key] * m["positives"]
+        pooled["silence_rate"] = pooled.get("silence_rate", 0.0) + m["silence_rate"] * m["negatives"]
+        pooled["positives"] = pooled.get("positives", 0) + m["positives"]
+        pooled["negatives"] = pooled.get("negatives", 0) + m["negatives"]
+    for key in ("hit_rate", "recall@5", "mrr"):
+        pooled[key] = round(pooled[key] / max(pooled["positives"], 1), 4)
+    pooled["silence_rate"] = round(pooled["silence_rate"] / max(pooled["negatives"], 1), 4)
+    print(f"held-out, pooled (leave-one-repository-out): {pooled}")
+    if args.write:
+        model = fit_fold(records, features, args.silence, args.l2)
+        m = simulate(model, records, model.floor)
+        note = (
+            f"Fitted on {len(records)} cases of benchmarks/guard_cases.json ({', '.join(repos)}), features "
+            f"{', '.join(features)}; floor {model.floor} chosen for a silence >= {args.silence} on their "
+            f"negatives (in-sample figures: {m}). Held-out (leave-one-repository-out) figures: docs/benchmarks.md."
+        )
+        write_model(
+            model,
+            ROOT / "app" / "core" / "guard_model.py",
+            note,
+            name="GUARD_EVIDENCE",
+            what="The guard's evidence model",
+            script="benchmarks/calibrate_guard.py",
+        )
+        print(f"in-sample (shipped model, floor {model.floor}): {m}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
