@@ -304,11 +304,11 @@ def decision_sentence(adr: Adr, terms: set[str]) -> tuple[str, str] | None:
 def rerank(
     candidates: Sequence[Candidate], background: Background, model: EvidenceModel
 ) -> tuple[Candidate, ...]:
-    """The first 2 * HEAD of the ranking with the guard's evidence, best evidence first, cut to HEAD.
+    """The candidates with the guard's evidence, best evidence first, cut to HEAD.
 
     A diff is a long, code-heavy query: the fused order (tuned on ADR-to-ADR queries) places the ADR
     a change names lower than its evidence does (docs/guard.md has the figures)."""
-    scored = assess(candidates[: 2 * HEAD], background, model)
+    scored = assess(candidates, background, model)
     return tuple(sorted(scored, key=lambda c: -(c.evidence or 0.0))[:HEAD])
 
 

@@ -31,6 +31,8 @@ from app.core.guard_model import GUARD_EVIDENCE
 from app.core.results import Candidate
 from app.pipeline.ports import AdrIndex
 
+RETRIEVED = 4 * HEAD  # the index's candidates the guard re-ranks by its own evidence
+
 SilentReason = Literal["empty_diff", "nothing_to_read", "no_enforced_adrs", "no_candidates", "below_floor"]
 
 
@@ -40,7 +42,7 @@ class GuardResult:
     query: GuardQuery
     silent_reason: SilentReason | None
     candidates: tuple[Candidate, ...] = ()  # the head, re-ranked by the guard's evidence
-    retrieved: tuple[Candidate, ...] = ()  # the index's ranking (2 * HEAD at most), as it came
+    retrieved: tuple[Candidate, ...] = ()  # the index's ranking (RETRIEVED at most), as it came
     dropped: Mapping[str, int] = field(default_factory=dict)
     pool_size: int = 0
     floor: float = 0.0
@@ -86,7 +88,7 @@ def run_guard(
         return silent("nothing_to_read")
     if not pool:
         return silent("no_enforced_adrs")
-    result = index.search(query.text, top_n=2 * HEAD, pool=pool)
+    result = index.search(query.text, top_n=RETRIEVED, pool=pool)
     background = result.diagnostics.get("background")
     if not result.candidates or not isinstance(background, dict):
         return silent("no_candidates", retrieval=result.empty_reason)

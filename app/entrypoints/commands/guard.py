@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from app.entrypoints.commands.common import add_index_arguments, retrieval_config, setup_logging, store_dir
+from app.entrypoints.commands.common import add_index_arguments, open_synced, retrieval_config, setup_logging
 
 if TYPE_CHECKING:
     from app.core.guard import Implicated
@@ -96,22 +96,13 @@ def run(args: argparse.Namespace) -> int:
     except (OSError, ValueError) as exc:
         print(f"{PROG}: {error_text(exc)}", file=sys.stderr)
         return 2
-    from app.adapters.index_open import ensure_synced, open_index_for
     from app.core.render import render_guard
     from app.pipeline.guard import run_guard
-    from app.pipeline.ports import IndexStoreError
 
-    try:
-        index = open_index_for(args.adr_dir, store_dir(args, config), args.embedding, config)
-    except ValueError as exc:
-        print(f"{PROG}: {exc}", file=sys.stderr)
-        return 2
-    except IndexStoreError as exc:
-        print(f"{PROG}: {exc}", file=sys.stderr)
-        return 1
-    synced = ensure_synced(index, args.adr_dir)
-    for err in synced.report.errors:
-        print(f"{PROG}: warning: {err}", file=sys.stderr)
+    opened = open_synced(PROG, args, config, progress=False)
+    if isinstance(opened, int):
+        return opened
+    index, synced = opened
     result = run_guard(diff, index, synced.adrs, title=args.title, body=args.body)
     for cut in result.query.cut:
         print(f"{PROG}: budget: {cut}", file=sys.stderr)
