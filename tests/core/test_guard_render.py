@@ -17,7 +17,9 @@ HOSTILE = parse_adr(
 
 def _item() -> Implicated:
     line = Evidence("svc/a.py", "added", 7, "db = MongoClient()  # @octocat `x` <script>", ("mongoclient",))
-    return Implicated(HOSTILE, 0.8123, "We keep orders in PostgreSQL, ping @acme/team and see #12.", "Decision", (line,))
+    return Implicated(
+        HOSTILE, 0.8123, "We keep orders in PostgreSQL, ping @acme/team and see #12.", "Decision", (line,)
+    )
 
 
 def test_silent_is_one_line() -> None:

@@ -65,7 +65,18 @@ diff --git a/web/src/button.tsx b/web/src/button.tsx
 +export const Button = () => <button className="primary rounded">Save</button>;
 """
 
-DECISION_KEYS = {"path", "id", "title", "status", "evidence", "reason", "decision", "section", "via", "diff_evidence"}
+DECISION_KEYS = {
+    "path",
+    "id",
+    "title",
+    "status",
+    "evidence",
+    "reason",
+    "decision",
+    "section",
+    "via",
+    "diff_evidence",
+}
 
 
 def folder(tmp_path: Path) -> Path:
