@@ -93,14 +93,18 @@ def choose_floor(model: EvidenceModel, records: Sequence[Record], silence: float
     the lower of the hit rate and the silence rate (the balanced point)."""
     grid = [step / 200 for step in range(1, 200)]
     if silence is None:
-        return max(grid, key=lambda f: (min((m := simulate(model, records, f))["hit_rate"], m["silence_rate"]), -f))
+        return max(
+            grid, key=lambda f: (min((m := simulate(model, records, f))["hit_rate"], m["silence_rate"]), -f)
+        )
     for floor in grid:
         if simulate(model, records, floor)["silence_rate"] >= silence:
             return floor
     return grid[-1]
 
 
-def fit_fold(records: Sequence[Record], features: Sequence[str], silence: float | None, l2: float) -> EvidenceModel:
+def fit_fold(
+    records: Sequence[Record], features: Sequence[str], silence: float | None, l2: float
+) -> EvidenceModel:
     model = fit([as_query(r) for r in records], features, l2)
     floor = choose_floor(model, records, silence)
     return replace(model, floor=floor, med=floor, high=floor)
@@ -113,7 +117,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--records", type=Path, required=True)
     parser.add_argument("--features", default=",".join(FEATURES))
     parser.add_argument(
-        "--silence", type=float, default=None, help="negatives' silence the floor must reach (default: balanced)"
+        "--silence",
+        type=float,
+        default=None,
+        help="negatives' silence the floor must reach (default: balanced)",
     )
     parser.add_argument("--l2", type=float, default=1.0)
     parser.add_argument(
@@ -147,7 +154,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         note = (
             f"Fitted on {len(records)} cases of benchmarks/guard_cases.json ({', '.join(repos)}), features "
             f"{', '.join(features)}; floor {model.floor} chosen "
-            + (f"for a silence >= {args.silence} on their negatives" if args.silence else "where the lower of hit rate and silence is highest")
+            + (
+                f"for a silence >= {args.silence} on their negatives"
+                if args.silence
+                else "where the lower of hit rate and silence is highest"
+            )
             + f" (in-sample figures: {m}). Held-out (leave-one-repository-out) figures: docs/benchmarks.md."
         )
         write_model(

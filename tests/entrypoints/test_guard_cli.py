@@ -51,7 +51,7 @@ diff --git a/services/order/store.py b/services/order/store.py
 @@ -1,3 +1,3 @@
 -import psycopg  # the order service's PostgreSQL database
 +from pymongo import MongoClient  # orders move to a MongoDB document database
- 
+ pass
 -def connect(dsn): return psycopg.connect(dsn)  # PostgreSQL transactions for orders and payments
 +def connect(url): return MongoClient(url).orders  # MongoDB document database for orders and payments
 """
