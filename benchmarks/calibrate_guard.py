@@ -36,6 +36,7 @@ from app.core.guard import MAX_SHOWN  # noqa: E402
 from app.evals.guard import MRR_DEPTH, K, auc  # noqa: E402
 
 Record = Mapping[str, Any]
+ORDER = "evidence"  # the guard's head order: "evidence" or "bm25" (--order)
 LARGE = 100  # changed lines: the negatives as large as a typical positive's lower quartile
 
 
@@ -52,8 +53,11 @@ def as_query(r: Record) -> Query:
     )
 
 
-def simulate(model: EvidenceModel, records: Sequence[Record], floor: float) -> dict[str, float]:
+def simulate(
+    model: EvidenceModel, records: Sequence[Record], floor: float, order: str = ""
+) -> dict[str, float]:
     """The guard's figures with `model` and `floor` on `records` (as app/core/guard.py decides)."""
+    order = order or ORDER
     pos = [r for r in records if r["kind"] == "positive" and r["enforced"]]
     neg = [r for r in records if r["kind"] == "negative"]
     hits = recall = rr = 0.0
@@ -61,10 +65,7 @@ def simulate(model: EvidenceModel, records: Sequence[Record], floor: float) -> d
     tops_pos: list[float] = []
     tops_neg: list[float] = []
     for r in [*pos, *neg]:
-        rows = sorted(
-            ((model.probability(c["features"]), c["path"], c["lines"]) for c in r["retrieved"]),
-            key=lambda t: -t[0],
-        )
+        rows = _ordered(model, r, order)
         head = rows[:HEAD]
         listed = [path for p, path, lines in head if p >= floor and lines][:MAX_SHOWN]
         top = head[0][0] if head else 0.0
@@ -94,16 +95,24 @@ def simulate(model: EvidenceModel, records: Sequence[Record], floor: float) -> d
         ),
         f"negatives_{LARGE}+_lines": len(large),
         f"silence_{LARGE}+_lines": round(
-            sum(1 for r in large if not _listed(model, r, floor)) / max(len(large), 1), 4
+            sum(1 for r in large if not _listed(model, r, floor, order)) / max(len(large), 1), 4
         ),
     }
 
 
-def _listed(model: EvidenceModel, r: Record, floor: float) -> list[str]:
-    rows = sorted(
-        ((model.probability(c["features"]), c["path"], c["lines"]) for c in r["retrieved"]),
-        key=lambda t: -t[0],
-    )
+def _ordered(model: EvidenceModel, r: Record, order: str) -> list[tuple[float, str, bool]]:
+    """(evidence, path, has a matching line) of the retrieved candidates in the guard's order: by
+    evidence, or by BM25 (ties by evidence)."""
+    rows = [
+        (model.probability(c["features"]), c["path"], c["lines"], c["features"]["bm25_z"])
+        for c in r["retrieved"]
+    ]
+    key = (lambda t: (-t[3], -t[0])) if order == "bm25" else (lambda t: (-t[0],))
+    return [(p, path, lines) for p, path, lines, _b in sorted(rows, key=key)]
+
+
+def _listed(model: EvidenceModel, r: Record, floor: float, order: str) -> list[str]:
+    rows = _ordered(model, r, order)
     return [path for p, path, lines in rows[:HEAD] if p >= floor and lines][:MAX_SHOWN]
 
 
@@ -143,6 +152,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="negatives' silence the floor must reach (default: balanced)",
     )
     parser.add_argument("--l2", type=float, default=1.0)
+    parser.add_argument("--order", choices=("evidence", "bm25"), default="evidence", help="the head's order")
     parser.add_argument(
         "--review-model",
         action="store_true",
@@ -152,6 +162,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--write", action="store_true", help="fit on all records, write app/core/guard_model.py"
     )
     args = parser.parse_args(argv)
+    global ORDER
+    ORDER = args.order
     records = json.loads(args.records.read_text())
     features = [f.strip() for f in args.features.split(",") if f.strip()]
     repos = sorted({r["repo"] for r in records})
@@ -176,15 +188,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.write:
         model = fit_fold(records, features, args.silence, args.l2, not args.review_model)
         m = simulate(model, records, model.floor)
+        what = (
+            "the review's evidence model (app/core/evidence_model.py), not refitted"
+            if args.review_model
+            else f"fitted on them, features {', '.join(features)}"
+        )
+        rule = (
+            f"for a silence >= {args.silence} on their negatives"
+            if args.silence
+            else "where the lower of hit rate and silence is highest"
+        )
         note = (
-            f"Fitted on {len(records)} cases of benchmarks/guard_cases.json ({', '.join(repos)}), features "
-            f"{', '.join(features)}; floor {model.floor} chosen "
-            + (
-                f"for a silence >= {args.silence} on their negatives"
-                if args.silence
-                else "where the lower of hit rate and silence is highest"
-            )
-            + f" (in-sample figures: {m}). Held-out (leave-one-repository-out) figures: docs/benchmarks.md."
+            f"{len(records)} cases of benchmarks/guard_cases.json ({', '.join(repos)}): {what}; head order "
+            f"{args.order}; floor {model.floor} chosen on the same cases {rule} (in-sample figures: {m}). "
+            "Held-out (leave-one-repository-out) figures: docs/benchmarks.md."
         )
         write_model(
             model,

@@ -181,3 +181,21 @@ def test_check_accepts_verbatim_quotes() -> None:
 def test_check_refuses_what_is_not_verbatim(change: object, problem: str | None) -> None:
     item, q = _item()
     assert check(change(item), q) == problem  # type: ignore[operator, arg-type]
+
+
+def test_rerank_orders_by_bm25_and_scores_every_candidate() -> None:
+    from app.core.evidence import Background
+    from app.core.evidence_model import DEFAULT_EVIDENCE
+    from app.core.guard import rerank
+    from app.core.results import Candidate
+
+    def cand(path: str, bm25: float, fused: float) -> Candidate:
+        return Candidate(adr(path, "Accepted"), None, bm25, 0.0, fused, True, "")  # type: ignore[arg-type]
+
+    fused_order = [
+        cand(f"{i:04d}-x.md", bm25, fused)
+        for i, (bm25, fused) in enumerate([(1, 0.9), (9, 0.8), (5, 0.7)] + [(0.5, 0.1)] * 4)
+    ]
+    head = rerank(fused_order, Background(7, 2.0, 3.0), DEFAULT_EVIDENCE)
+    assert [c.adr.path for c in head[:3]] == ["0001-x.md", "0002-x.md", "0000-x.md"]
+    assert len(head) == 5 and all(c.evidence is not None for c in head)
