@@ -28,7 +28,8 @@ from app.core.adr import Adr
 from app.core.citations import check_quote, successor_of
 from app.core.diff import DiffFile, DiffLine
 from app.core.evidence import HEAD, Background, EvidenceModel, assess
-from app.core.extractive import best_sentence, summary_passages
+from app.core.adr.sections import heading_section
+from app.core.extractive import best_sentence
 from app.core.manifests import Dependency, dependencies
 from app.core.passages import passages_of
 from app.core.results import Candidate
@@ -292,13 +293,19 @@ def matching_lines(adr: Adr, lines: Sequence[QueryLine], limit: int = MAX_LINES)
 
 
 def decision_sentence(adr: Adr, terms: set[str]) -> tuple[str, str] | None:
-    """(sentence, section) of the ADR's decision (else context, else any section) that best matches."""
-    passages = summary_passages(adr)
-    sentence = best_sentence(passages, terms)
-    if sentence is None:
-        return None
-    section = next((p.section for p in passages_of(adr) if sentence in p.text), "")
-    return sentence, section
+    """(sentence, heading) of the ADR's Decision section (else Context, else any passage) that best
+    matches `terms`, cut from the passages a reader sees (so a reference-style link reads as its
+    text, as on GitHub, and the verification in `check` holds by construction)."""
+    prose = [p for p in passages_of(adr) if p.kind in _PROSE]
+    for name in ("decision", "context", None):
+        chosen = [p for p in prose if name is None or heading_section(p.section)[0] == name]
+        sentence = best_sentence(chosen, terms) if chosen else None
+        if sentence is not None:
+            return sentence, next((p.section for p in chosen if sentence in p.text), "")
+    return None
+
+
+_PROSE = frozenset({"paragraph", "plain", "html", "cell"})
 
 
 def rerank(

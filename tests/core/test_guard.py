@@ -199,3 +199,19 @@ def test_rerank_orders_by_bm25_and_scores_every_candidate() -> None:
     head = rerank(fused_order, Background(7, 2.0, 3.0), DEFAULT_EVIDENCE)
     assert [c.adr.path for c in head[:3]] == ["0001-x.md", "0002-x.md", "0000-x.md"]
     assert len(head) == 5 and all(c.evidence is not None for c in head)
+
+
+def test_decision_sentence_reads_reference_links_as_a_reader_sees_them() -> None:
+    ref = parse_adr(
+        "0106-grpc.md",
+        b"# ADR 106: gRPC API\n\n## Status\n\nAccepted\n\n## Decision\n\n"
+        b"Implement gRPC services for a minimal subset of the [JSON-RPC endpoints][rpc-docs].\n\n"
+        b"## References\n\n[rpc-docs]: https://example.com/rpc\n",  # defined outside the Decision section
+    )
+    picked = decision_sentence(ref, {"grpc", "services", "endpoints"})
+    assert picked == ("Implement gRPC services for a minimal subset of the JSON-RPC endpoints.", "Decision")
+    q = build_query(
+        parse_diff("diff --git a/a.go b/a.go\n@@ -0,0 +1 @@\n+// gRPC services endpoints subset\n")
+    )
+    item = Implicated(ref, 0.9, picked[0], picked[1], matching_lines(ref, q.lines))
+    assert item.lines and check(item, q) is None
