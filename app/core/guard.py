@@ -25,10 +25,10 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from app.core.adr import Adr
+from app.core.adr.sections import heading_section
 from app.core.citations import check_quote, successor_of
 from app.core.diff import DiffFile, DiffLine
 from app.core.evidence import HEAD, Background, EvidenceModel, assess
-from app.core.adr.sections import heading_section
 from app.core.extractive import best_sentence
 from app.core.manifests import Dependency, dependencies
 from app.core.passages import passages_of
