@@ -331,12 +331,12 @@ def implicate(
 ) -> tuple[list[Implicated], dict[str, int]]:
     """The decisions to list (at most `limit`, in the order of `ranked`, candidates with the guard's
     evidence) and what was dropped, by reason."""
-    scored = ranked
+
     by_path = {a.path: a for a in folder}
     out: list[Implicated] = []
     dropped: dict[str, int] = {}
     shown: set[str] = set()
-    for c in scored:
+    for c in ranked:
         if c.evidence is None or c.evidence < model.floor:
             continue
         via = None
