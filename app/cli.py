@@ -14,6 +14,7 @@ from collections.abc import Sequence
 COMMANDS: dict[str, tuple[str, str]] = {
     "review": ("review", "review one ADR locally and print the PR comment it would post"),
     "recall": ("recall", "recall the past ADRs related to a proposal"),
+    "guard": ("guard", "the accepted ADRs a code change (a unified diff) touches, offline; silent when none"),
     "blind-spots": ("blindspots", "run recall and the blind-spot critics on one ADR (needs an API key)"),
     "index": ("index", "build or refresh the ADR index of a folder"),
     "list": ("list", "list the ADRs of a folder as the tool reads them, and what it skipped and why"),

@@ -221,13 +221,21 @@ def pooled(queries: Sequence[Query], models: dict[str, EvidenceModel]) -> dict[s
     return out
 
 
-def write_model(model: EvidenceModel, path: Path, note: str) -> None:
+def write_model(
+    model: EvidenceModel,
+    path: Path,
+    note: str,
+    *,
+    name: str = "DEFAULT_EVIDENCE",
+    what: str = "The shipped evidence model",
+    script: str = "benchmarks/calibrate_evidence.py",
+) -> None:
     body = (
-        '"""The shipped evidence model: written by benchmarks/calibrate_evidence.py --write; do not edit.\n\n'
+        f'"""{what}: written by {script} --write; do not edit.\n\n'
         f"{note}\n"
         '"""\n\n'
         "from app.core.evidence import EvidenceModel\n\n"
-        "DEFAULT_EVIDENCE = EvidenceModel(\n"
+        f"{name} = EvidenceModel(\n"
         f"    intercept={model.intercept!r},\n"
         f"    weights={dict(model.weights)!r},\n"
         f"    center={dict(model.center)!r},\n"

@@ -32,7 +32,7 @@ retrieval continues lexical-only; the caller reports `embedding_failed` in the d
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from itertools import compress, islice
 from typing import Any
 
@@ -232,10 +232,9 @@ def rank(
         stats["cross_language_slotted"] = sum(1 for c in ordered if c.why.endswith(_SLOT_NOTE))
     stats.update(qualified=n_qualified, fill_ins=sum(1 for c in ordered if not c.qualified))
     out = tuple(ordered)
+    background = Background.of([s.bm25 for s in scores], [None if dense_failed else s.dense for s in scores])
+    stats["background"] = asdict(background)  # what a caller with its own evidence model re-assesses with
     if params.evidence is not None:
-        background = Background.of(
-            [s.bm25 for s in scores], [None if dense_failed else s.dense for s in scores]
-        )
         slots = frozenset(c.adr.path for c in out if c.why.endswith(_SLOT_NOTE))
         out = assess(out, background, params.evidence, unscored=slots)
     return Ranking(out, None if n_qualified else "none_qualified", stats)

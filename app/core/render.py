@@ -30,6 +30,8 @@ from app.core.comment_view import (
     Strings,
     build_view,
 )
+from app.core.guard import Implicated
+from app.core.guard_view import guard_view
 from app.core.markdown_safe import (
     FILTERS,
     UnsanitizedOutput,
@@ -66,6 +68,7 @@ __all__ = [
     "marker",
     "parse_marker",
     "render_comment",
+    "render_guard",
     "render_report",
     "render_step_summary",
     "sanitize_block",
@@ -283,3 +286,24 @@ def render_report(report: Report, *, language: str | None = None, templates_dir:
         raise ValueError(f"templates/i18n/{lang}.yaml has no `report` table")
     view = build_report_view(report, t)
     return cat.env.get_template("report.md.j2").render(t=t, r=view)
+
+
+def render_guard(
+    decisions: Sequence[Implicated],
+    cut: Sequence[str],
+    floor: float,
+    *,
+    language: str | None = None,
+    templates_dir: Path | None = None,
+) -> str:
+    """The guard's comment (templates/guard.md.j2), or its one-line silent note when nothing is
+    implicated. Language: forced, else Japanese only when every implicated ADR is Japanese."""
+    if language in LANGUAGES:
+        lang = str(language)
+    else:
+        lang = "ja" if decisions and all(d.adr.language == "ja" for d in decisions) else "en"
+    cat = _catalog(templates_dir)
+    t = cat.strings[lang]
+    if not decisions:
+        return t["guard_silent"] + "\n"
+    return cat.env.get_template("guard.md.j2").render(t=t, g=guard_view(decisions, cut, floor))

@@ -656,7 +656,9 @@ def test_an_internal_error_comment_never_carries_the_exceptions_text(monkeypatch
     assert outs[0].review is not None and outs[0].review.error == INTERNAL_ERROR
     (comment,) = gh.comments[N]
     assert targets[0].run_key[:12] in comment.body
-    assert not any(word in comment.body for word in ("AdminShutdown", "hunter2", "/srv/secret", "RuntimeError"))
+    assert not any(
+        word in comment.body for word in ("AdminShutdown", "hunter2", "/srv/secret", "RuntimeError")
+    )
 
 
 def test_an_index_server_outage_is_not_remembered_the_next_search_tries_again() -> None:

@@ -11,7 +11,7 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 if TYPE_CHECKING:
     from app.config import RepoConfig, RetrievalConfig
@@ -145,3 +145,23 @@ def sync_summary(report: SyncReport) -> str:
         f"indexed with {report.embedding}: {report.added} added, {report.updated} updated, "
         f"{report.removed} removed, {report.unchanged} unchanged in {report.seconds:.2f}s{rebuilt}"
     )
+
+
+def open_synced(prog: str, args: argparse.Namespace, config: RetrievalConfig, progress: bool = True) -> Any:
+    """The folder's index, synced, and the sync (recall, guard); an exit status (int) when the store
+    cannot be opened, after saying why on stderr. Parse errors are printed as warnings."""
+    from app.adapters.index_open import ensure_synced, open_index_for
+    from app.pipeline.ports import IndexStoreError
+
+    try:
+        index = open_index_for(args.adr_dir, store_dir(args, config), args.embedding, config)
+    except ValueError as exc:
+        print(f"{prog}: {exc}", file=sys.stderr)
+        return 2
+    except IndexStoreError as exc:
+        print(f"{prog}: {exc}", file=sys.stderr)
+        return 1
+    synced = ensure_synced(index, args.adr_dir, progress=progress_reporter("index") if progress else None)
+    for err in synced.report.errors:
+        print(f"{prog}: warning: {err}", file=sys.stderr)
+    return index, synced

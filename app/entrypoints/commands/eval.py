@@ -16,6 +16,10 @@ TARGETS: dict[str, tuple[str, str]] = {
         "eval_retrieval",
         "score retrieval (BM25, dense, hybrid) on a corpus with qrels.jsonl: Recall@5, Hit@5, MRR",
     ),
+    "guard": (
+        "eval_guard",
+        "score the guard on commits rebuilt from history: hit rate, R@5, MRR, silence, BM25 beside them",
+    ),
     "prompts": (
         "eval_prompts",
         "score each prompt on its golden cases: replay the recordings offline, or --live; --record",

@@ -23,10 +23,9 @@ from typing import TYPE_CHECKING, Any
 from app.entrypoints.commands.common import (
     add_index_arguments,
     folder_relative,
-    progress_reporter,
+    open_synced,
     retrieval_config,
     setup_logging,
-    store_dir,
     sync_summary,
 )
 
@@ -150,20 +149,10 @@ def run(args: argparse.Namespace) -> int:
     except (OSError, ValueError, AdrParseError) as exc:
         print(f"{PROG}: {error_text(exc)}", file=sys.stderr)
         return 2
-    from app.adapters.index_open import ensure_synced, open_index_for
-    from app.pipeline.ports import IndexStoreError
-
-    try:
-        index = open_index_for(args.adr_dir, store_dir(args, config), args.embedding, config)
-    except ValueError as exc:
-        print(f"{PROG}: {exc}", file=sys.stderr)
-        return 2
-    except IndexStoreError as exc:
-        print(f"{PROG}: {exc}", file=sys.stderr)
-        return 1
-    synced = ensure_synced(index, args.adr_dir, progress=progress_reporter("index"))
-    for err in synced.report.errors:
-        print(f"{PROG}: warning: {err}", file=sys.stderr)
+    opened = open_synced(PROG, args, config)
+    if isinstance(opened, int):
+        return opened
+    index, synced = opened
     recall = _recall(args, proposal, index, synced.adrs, repo)
     result = _retrieval_of(recall)
     if result.diagnostics.get("embedding_failed"):

@@ -1,0 +1,147 @@
+"""`adr-review guard`: a real ADR folder and a real diff in tmp_path, through the CLI."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from app.cli import main
+
+ADRS = {
+    "0001-postgres.md": (
+        "# ADR-0001: PostgreSQL as the primary data store\n\n## Status\n\nAccepted\n\n## Context\n\n"
+        "Orders and payments need multi-row transactions and foreign keys.\n\n## Decision\n\n"
+        "Every service keeps its data in its own PostgreSQL database on Amazon RDS. "
+        "We will not adopt MongoDB or another document database for orders, payments or carts.\n"
+    ),
+    "0002-rabbitmq.md": (
+        "# ADR-0002: Outbox polling to RabbitMQ\n\n## Status\n\nAccepted\n\n## Decision\n\n"
+        "Services publish domain events through a transactional outbox table that a relay polls and "
+        "forwards to RabbitMQ exchanges.\n"
+    ),
+    "0003-url-versioning.md": (
+        "# ADR-0003: API versioning in the URL\n\n## Status\n\nAccepted\n\n## Decision\n\n"
+        "Public HTTP APIs carry their major version in the path, such as /v1/orders.\n"
+    ),
+    "0004-mongodb-catalog.md": (
+        "# ADR-0004: MongoDB for the product catalog\n\n## Status\n\nProposed\n\n## Decision\n\n"
+        "The catalog service stores product documents in MongoDB collections with pymongo.\n"
+    ),
+    "0005-log-retention.md": (
+        "# ADR-0005: Log retention\n\n## Status\n\nAccepted\n\n## Decision\n\n"
+        "Application logs are kept for 30 days in the central logging cluster, audit logs for a year.\n"
+    ),
+}
+
+MONGO = """\
+diff --git a/services/order/pyproject.toml b/services/order/pyproject.toml
+--- a/services/order/pyproject.toml
++++ b/services/order/pyproject.toml
+@@ -3,3 +3,3 @@
+     "fastapi>=0.110",
+-    "psycopg[binary]>=3.1",
++    "pymongo>=4.6",
+ ]
+diff --git a/services/order/store.py b/services/order/store.py
+--- a/services/order/store.py
++++ b/services/order/store.py
+@@ -1,3 +1,3 @@
+-import psycopg  # the order service's PostgreSQL database
++from pymongo import MongoClient  # orders move to a MongoDB document database
+ pass
+-def connect(dsn): return psycopg.connect(dsn)  # PostgreSQL transactions for orders and payments
++def connect(url): return MongoClient(url).orders  # MongoDB document database for orders and payments
+"""
+
+UNRELATED = """\
+diff --git a/web/src/button.tsx b/web/src/button.tsx
+--- a/web/src/button.tsx
++++ b/web/src/button.tsx
+@@ -1,2 +1,2 @@
+-export const Button = () => <button className="primary">Save</button>;
++export const Button = () => <button className="primary rounded">Save</button>;
+"""
+
+DECISION_KEYS = {
+    "path",
+    "id",
+    "title",
+    "status",
+    "evidence",
+    "reason",
+    "decision",
+    "section",
+    "via",
+    "diff_evidence",
+}
+
+
+def folder(tmp_path: Path) -> Path:
+    adr_dir = tmp_path / "docs" / "adr"
+    adr_dir.mkdir(parents=True)
+    for name, text in ADRS.items():
+        (adr_dir / name).write_text(text, encoding="utf-8")
+    return adr_dir
+
+
+def guard(capsys: pytest.CaptureFixture[str], tmp_path: Path, diff: str, *extra: str) -> str:
+    adr_dir = folder(tmp_path) if not (tmp_path / "docs").exists() else tmp_path / "docs" / "adr"
+    diff_file = tmp_path / "change.diff"
+    diff_file.write_text(diff, encoding="utf-8")
+    argv = ["guard", "--adr-dir", str(adr_dir), "--store", str(tmp_path / "store"), "--diff", str(diff_file)]
+    assert main([*argv, *extra]) == 0
+    return capsys.readouterr().out
+
+
+def as_json(capsys: pytest.CaptureFixture[str], tmp_path: Path, diff: str, *extra: str) -> dict[str, Any]:
+    return json.loads(guard(capsys, tmp_path, diff, "--json", *extra))
+
+
+def test_a_change_against_an_accepted_decision_lists_it_with_verbatim_evidence(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    out = as_json(capsys, tmp_path, MONGO, "--title", "Move orders to MongoDB")
+    assert out["silent_reason"] is None
+    assert [d["id"] for d in out["decisions"]] == ["ADR-0001"]
+    d = out["decisions"][0]
+    assert set(d) == DECISION_KEYS
+    assert d["path"] == "0001-postgres.md" and d["status"] == "accepted"
+    assert d["decision"] in ADRS["0001-postgres.md"]
+    assert d["section"] == "Decision"
+    changed = {line[1:] for line in MONGO.splitlines() if line[:1] in "+-" and line[:3] not in ("+++", "---")}
+    assert d["diff_evidence"] and all(e["text"] in changed for e in d["diff_evidence"])
+    assert {"pymongo", "psycopg"} <= {x["name"] for x in out["dependencies"]}
+    assert out["floor"] <= d["evidence"]
+
+
+def test_the_proposed_adr_is_not_enforced(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    out = as_json(capsys, tmp_path, MONGO, "--title", "Move orders to MongoDB")
+    assert out["pool_size"] == 4
+    assert "0004-mongodb-catalog.md" not in {c["path"] for c in out["candidates"]}
+
+
+def test_an_unrelated_change_gets_silence(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    out = as_json(capsys, tmp_path, UNRELATED, "--title", "Round the save button")
+    assert out["decisions"] == [] and out["silent_reason"] in ("below_floor", "no_candidates")
+    text = guard(capsys, tmp_path, UNRELATED, "--title", "Round the save button")
+    assert text.count("\n") == 1 and text.startswith("adr-review guard: no decision implicated")
+
+
+def test_the_comment_is_the_rendered_template(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    text = guard(capsys, tmp_path, MONGO, "--title", "Move orders to MongoDB")
+    assert text.startswith("## 🛡️ Decisions this change touches")
+    assert "ADR-0001" in text and "`services/order/store.py`" in text
+
+
+def test_an_empty_diff_is_silent_and_says_why(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    out = as_json(capsys, tmp_path, "")
+    assert out["decisions"] == [] and out["silent_reason"] == "empty_diff"
+
+
+def test_a_missing_diff_file_is_a_usage_error(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    adr_dir = folder(tmp_path)
+    assert main(["guard", "--adr-dir", str(adr_dir), "--diff", str(tmp_path / "nope.diff")]) == 2
+    assert "nope.diff" in capsys.readouterr().err
