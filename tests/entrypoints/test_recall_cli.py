@@ -140,3 +140,24 @@ def test_human_output_marks_a_reason_quoted_from_the_proposal() -> None:
     )
     reasons = [ln.strip() for ln in format_citations(recall).splitlines() if ln.startswith("      ")]
     assert reasons == ['"Its own words."', '"The proposal\'s words." (from this proposal)']
+
+
+def test_a_refused_key_prints_the_extractive_recall_and_exits_1_naming_the_key(
+    fake_anthropic: FakeMessagesServer,
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """The real adapter against the fake Messages API answering 401: recall falls back to extractive
+    and prints it, and the command fails, so a wrong key never looks like a quiet success."""
+    from tests.fakes.messages_server import Reply
+
+    fake_anthropic.set_default("*", Reply(status=401))
+    fake_anthropic.set_default("recall-pre-gate", Reply(status=401))
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-wrong")
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", fake_anthropic.base_url)
+    argv = ["recall", "--adr-dir", str(EXAMPLES / "adr"), "--store", str(tmp_path / "s")]
+    code = main([*argv, "--file", str(EXAMPLES / "proposals" / "0008-adopt-kafka-for-order-events.md")])
+    captured = capsys.readouterr()
+    assert code == 1 and "extractive" in captured.out
+    assert "refused the credentials" in captured.err and "ANTHROPIC_API_KEY" in captured.err

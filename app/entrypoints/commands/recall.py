@@ -153,7 +153,7 @@ def run(args: argparse.Namespace) -> int:
     if isinstance(opened, int):
         return opened
     index, synced = opened
-    recall = _recall(args, proposal, index, synced.adrs, repo)
+    recall, refused = _recall(args, proposal, index, synced.adrs, repo)
     result = _retrieval_of(recall)
     if result.diagnostics.get("embedding_failed"):
         print(
@@ -185,6 +185,9 @@ def run(args: argparse.Namespace) -> int:
             print(sync_summary(sync), file=sys.stderr)
         print(format_citations(recall))
         print(format_candidates(result, explain=args.explain, top=args.top))
+    if refused:  # the recall fell back to extractive and says so; the exit status says it too
+        print(f"{PROG}: error: {refused}", file=sys.stderr)
+        return 1
     return 0
 
 
@@ -205,7 +208,8 @@ def _proposal_from_text(text: str) -> Adr:
 
 def _recall(
     args: argparse.Namespace, proposal: Adr, index: Any, folder: list[Adr], repo: RepoConfig
-) -> RecallResult:
+) -> tuple[RecallResult, str | None]:
+    """The recall, and what to say when the provider refused the credentials (then exit 1)."""
     from app.config import Settings
     from app.pipeline.recall import run_recall
     from app.prompts import packaged
@@ -214,11 +218,19 @@ def _recall(
     llm = None
     if not args.offline and settings.anthropic_api_key:
         from app.adapters.llm import make_llm
+        from app.entrypoints.llm_auth import AuthWatch
 
-        llm = make_llm(settings, repo)
-    return run_recall(
+        made = make_llm(settings, repo)
+        llm = AuthWatch(made) if made is not None else None
+    recall = run_recall(
         proposal, index, folder, llm, config=repo, enabled=settings.recall_enabled, prompts=packaged()
     )
+    if llm is None or not llm.refused:
+        return recall, None
+    from app.adapters.llm import provider_of
+    from app.entrypoints.llm_auth import refused_message
+
+    return recall, refused_message(llm.refused, provider_of(settings, repo), "cli")
 
 
 def _retrieval_of(recall: RecallResult) -> RetrievalResult:
