@@ -150,3 +150,32 @@ def test_the_apps_remote_folder_skips_the_same_hostile_files() -> None:
     ids = {a.path: a.adr_id for a in adrs}
     assert ids["0001-use-postgres.md"] == "ADR-0001" and ids["0004-impostor.md"] == "0004-impostor"
     assert ids["0002-hex.md"] == "ADR-0002" and len(ids["0003-long-id.md"]) == 5_004
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["review", "{file}", "--adr-dir", "{adrs}", "--store", "{store}"],
+        ["recall", "--adr-dir", "{adrs}", "--store", "{store}", "--file", "{file}", "--offline"],
+        ["blind-spots", "--file", "{file}", "--adr-dir", "{adrs}", "--store", "{store}"],
+    ],
+    ids=lambda argv: argv[0],
+)
+def test_a_huge_file_given_to_a_command_is_refused_by_its_size_before_it_is_read(
+    tmp_path: Path, argv: list[str], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-unused")  # blind-spots needs one to start; no call is made
+    root = _folder(tmp_path / "adrs", {})
+    huge = tmp_path / "0009-huge.md"
+    with huge.open("wb") as f:
+        f.truncate(64 * 2**20)  # sparse: 64 MiB of size, no disk
+    args = [a.format(file=huge, adrs=root, store=tmp_path / "store") for a in argv]
+    tracemalloc.start()
+    try:
+        code = main(args)
+        _current, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    err = capsys.readouterr().err
+    assert code == 2 and "too large" in err
+    assert peak < 48 * 2**20, f"{peak / 2**20:.0f} MiB allocated: the huge file was read"

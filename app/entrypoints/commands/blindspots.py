@@ -78,17 +78,21 @@ def run(args: argparse.Namespace) -> int:
 
     from app.core.adr import AdrParseError, parse_adr
     from app.core.adr_paths import printable_path
+    from app.entrypoints.commands.common import read_given_file
 
     file: Path = args.file
     adr_dir: Path = args.adr_dir or file.parent
     rel = folder_relative(file, adr_dir) or printable_path(file.name)
     try:
-        adr = parse_adr(rel, file.read_bytes())
+        adr = parse_adr(rel, read_given_file(file))
     except OSError as exc:
         print(f"adr-review blind-spots: cannot read {file}: {exc.strerror or exc}", file=sys.stderr)
         return 2
     except AdrParseError as exc:
         print(f"adr-review blind-spots: {file}: {exc.reason}", file=sys.stderr)
+        return 2
+    except ValueError as exc:  # too large to read
+        print(f"adr-review blind-spots: {exc}", file=sys.stderr)
         return 2
 
     from app.adapters.llm import make_llm, provider_of

@@ -114,8 +114,16 @@ def run(args: argparse.Namespace) -> int:
         llm_unavailable_reason=reason,
         recall_enabled=settings.recall_enabled,
     )
+    from app.entrypoints.commands.common import read_given_file
+    from app.entrypoints.errors import error_text
+
+    try:
+        content = read_given_file(file)
+    except (OSError, ValueError) as exc:
+        print(f"{PROG}: {error_text(exc)}", file=sys.stderr)
+        return 2
     target = ReviewTarget(
-        repo="", pr=None, head_sha="", base_sha="", adr_path=_display_path(file), content=file.read_bytes()
+        repo="", pr=None, head_sha="", base_sha="", adr_path=_display_path(file), content=content
     )
     key = target.key(config, prompts.hash, online=llm is not None)
     store = _store(state_file)
