@@ -32,6 +32,7 @@ Labels = Mapping[str, Mapping[str, str]]  # one language's label tables: table -
 SEVERITIES = ("critical", "high", "medium", "low")
 OPEN_SEVERITIES = frozenset({"critical", "high"})
 MAX_LISTED = 10  # unverified findings and exclusions listed (each collapsed); the rest are counted
+_QUOTE_LABEL = {"unknown_adr": "unverified_quote_found"}  # its quote is in the ADR; an id is not
 
 # Per-field caps (characters of the raw text, before escaping).
 CAPS = {
@@ -357,21 +358,18 @@ def _unverified_view(bs: BlindSpotResult | None, t: Strings, labels: Labels) -> 
     """Findings whose quote is not in the ADR (or that name an unknown ADR): listed apart, labelled."""
     if bs is None or not bs.unverified:
         return None
-    items = []
-    for f in bs.unverified[:MAX_LISTED]:
-        items.append(
-            {
-                "title": Untrusted(f.title),
-                "why": _label(labels, "unverified", f.unverified or "quote_not_found"),
-                "ids": untrusted(", ".join(f.unknown_ids) or None),
-                "sources": t["list_sep"].join(_label(labels, "source", s) for s in f.source),
-                "quote": untrusted(f.quote or None),
-                "quote_label": t[
-                    "unverified_quote_found" if f.unverified == "unknown_adr" else "unverified_quote"
-                ],
-                "gap": untrusted(f.gap or None),
-            }
-        )
+    items = [
+        {
+            "title": Untrusted(f.title),
+            "why": _label(labels, "unverified", f.unverified or "quote_not_found"),
+            "ids": untrusted(", ".join(f.unknown_ids) or None),
+            "sources": t["list_sep"].join(_label(labels, "source", s) for s in f.source),
+            "quote": untrusted(f.quote or None),
+            "quote_label": t[_QUOTE_LABEL.get(f.unverified or "", "unverified_quote")],
+            "gap": untrusted(f.gap or None),
+        }
+        for f in bs.unverified[:MAX_LISTED]
+    ]
     total = max(len(bs.unverified), int(bs.dropped.get("unverified", 0)))
     return {"count": total, "items": items, "more": _more(total - len(items), t)}
 

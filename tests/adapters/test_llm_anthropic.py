@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-import time
+import threading
 from typing import Any
 
 import pytest
@@ -236,14 +236,12 @@ def test_retries_are_bounded_by_max_retries(fake_anthropic: FakeMessagesServer) 
 def test_a_slow_answer_times_out_per_attempt_and_is_retried(fake_anthropic: FakeMessagesServer) -> None:
     llm = AnthropicLlm("k", settings(timeout_s=0.3, max_retries=1), base_url=fake_anthropic.base_url)
     fake_anthropic.script("recall-pre-gate", Reply(delay=3, answer=ANSWER), Reply(delay=3, answer=ANSWER))
-    started = time.monotonic()
     with pytest.raises(LlmError) as err:
         llm.complete(request())
-    elapsed = time.monotonic() - started
+    # both answers would have come (after 3 s each): a timeout error after two attempts means each
+    # attempt gave up at its own 0.3 s timeout, not at the server's pace
     assert err.value.kind == "timeout"
     assert fake_anthropic.count() == 2
-    # each attempt gave up at its 0.3 s timeout: waiting for the server's answers would take 6 s
-    assert elapsed < 5.5, elapsed
 
 
 def test_the_total_budget_stops_retries_early(fake_anthropic: FakeMessagesServer) -> None:
@@ -260,10 +258,18 @@ def test_the_total_budget_stops_retries_early(fake_anthropic: FakeMessagesServer
 def test_a_retry_after_longer_than_the_budget_is_not_waited_for(fake_anthropic: FakeMessagesServer) -> None:
     llm = AnthropicLlm("k", settings(total_budget_s=5.0), base_url=fake_anthropic.base_url)
     fake_anthropic.script("recall-pre-gate", Reply(status=429, headers={"retry-after": "60"}))
-    started = time.monotonic()
-    with pytest.raises(LlmError):
-        llm.complete(request())
-    assert time.monotonic() - started < 1.0
+    outcome: list[BaseException] = []
+
+    def call() -> None:
+        try:
+            llm.complete(request())
+        except LlmError as exc:
+            outcome.append(exc)
+
+    worker = threading.Thread(target=call, daemon=True)
+    worker.start()
+    worker.join(timeout=30)  # a deadline for the outcome, half the 60 s the server asked to wait
+    assert not worker.is_alive() and len(outcome) == 1
     assert fake_anthropic.count() == 1
 
 
@@ -272,11 +278,10 @@ def test_the_budget_caps_a_slow_attempt(fake_anthropic: FakeMessagesServer) -> N
         "k", settings(timeout_s=10, max_retries=3, total_budget_s=0.8), base_url=fake_anthropic.base_url
     )
     fake_anthropic.script("recall-pre-gate", *[Reply(delay=5, answer=ANSWER)] * 4)
-    started = time.monotonic()
     with pytest.raises(LlmError) as err:
         llm.complete(request())
+    # the answer comes after 5 s, inside the 10 s attempt timeout: only the 0.8 s budget makes it a timeout
     assert err.value.kind == "timeout"
-    assert time.monotonic() - started < 2.5
 
 
 def test_a_text_answer_is_returned_as_text_for_tolerant_parsing(

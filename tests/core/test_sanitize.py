@@ -4,7 +4,6 @@ parser (markdown-it-py): what GitHub would build from the output, not what the s
 from __future__ import annotations
 
 import re
-import time
 
 import pytest
 from markdown_it import MarkdownIt
@@ -243,18 +242,15 @@ def test_limits_clip_before_escaping() -> None:
     assert out.count("@") == 9 and out.endswith("…")
 
 
-def test_a_200_kb_adr_is_clipped_quickly() -> None:
+def test_a_200_kb_adr_is_clipped_and_escaped() -> None:
+    # (linear time is pinned by the parser's property tests; this one pins what comes out)
     huge = ("Lorem @ipsum #1 <b>dolor</b> | sit `amet` ![i](http://e/x.png)\n" * 3300)[:200_000]
     assert len(huge) == 200_000
-    started = time.perf_counter()
     inline = sanitize_inline(huge, limit=600)
     block = sanitize_block(huge, limit=1500)
     full = sanitize_block(huge)
-    elapsed = time.perf_counter() - started
     assert len(inline) < 1200 and len(block) < 3000
     assert len(full) > 200_000  # unclipped: escaped, not lost
-    # a hang detector, not a speed budget: a quadratic pass over 200 KB would take hours
-    assert elapsed < 60.0, elapsed
     _assert_inert(MD.parse(block))
 
 

@@ -15,10 +15,9 @@ import time
 
 from app.entrypoints.commands.common import (
     add_index_arguments,
-    progress_reporter,
+    open_synced,
     retrieval_config,
     setup_logging,
-    store_dir,
     sync_summary,
 )
 
@@ -35,25 +34,18 @@ def run(args: argparse.Namespace) -> int:
     if not args.adr_dir.is_dir():
         print(f"{PROG}: {args.adr_dir}: not a folder", file=sys.stderr)
         return 2
-    from app.pipeline.ports import IndexStoreError
-
     try:
         config = retrieval_config(args)
-        from app.adapters.index_open import ensure_synced, open_index_for
-
-        start = time.perf_counter()
-        index = open_index_for(args.adr_dir, store_dir(args, config), args.embedding, config)
     except ValueError as exc:
         print(f"{PROG}: {exc}", file=sys.stderr)
         return 2
-    except IndexStoreError as exc:
-        print(f"{PROG}: {exc}", file=sys.stderr)
-        return 1
-    synced = ensure_synced(index, args.adr_dir, progress=progress_reporter("index"))
+    start = time.perf_counter()
+    opened = open_synced(PROG, args, config)  # says why on stderr when it cannot
+    if isinstance(opened, int):
+        return opened
+    index, synced = opened
     elapsed = time.perf_counter() - start
     report = synced.report
-    for err in report.errors:
-        print(f"{PROG}: warning: {err}", file=sys.stderr)
     if args.json:
         payload = {
             "added": report.added,
