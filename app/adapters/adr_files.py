@@ -35,18 +35,32 @@ def read_adr_file(path: Path, rel: str, *, max_bytes: int = MAX_BYTES) -> Adr:
     return parse_adr(rel, read_bounded(path, rel, max_bytes), max_bytes=max_bytes)
 
 
-def read_bounded(path: Path, rel: str, max_bytes: int = MAX_BYTES) -> bytes:
+class FileTooLarge(ValueError):
+    def __init__(self, path: Path, size: int, limit: int) -> None:
+        self.reason = f"file too large ({size} bytes > limit {limit})"
+        super().__init__(f"{path}: {self.reason}")
+
+
+def bounded_bytes(path: Path, max_bytes: int = MAX_BYTES) -> bytes:
     """The file's bytes, its size checked before anything is read (an 8 GiB sparse file is one stat,
-    not a MemoryError), and never more than max_bytes + 1 read (a file that grows after the check)."""
+    not a MemoryError), and never more than max_bytes + 1 read (a file that grows after the check).
+    OSError as reading it; FileTooLarge past max_bytes (a command names the file it was given)."""
+    with path.open("rb") as f:
+        size = os.fstat(f.fileno()).st_size
+        data = f.read(max_bytes + 1) if size <= max_bytes else b""
+    if size > max_bytes or len(data) > max_bytes:
+        raise FileTooLarge(path, max(size, len(data)), max_bytes)
+    return data
+
+
+def read_bounded(path: Path, rel: str, max_bytes: int = MAX_BYTES) -> bytes:
+    """`bounded_bytes` for a file of a folder: its errors are that file's AdrParseError."""
     try:
-        with path.open("rb") as f:
-            size = os.fstat(f.fileno()).st_size
-            data = f.read(max_bytes + 1) if size <= max_bytes else b""
+        return bounded_bytes(path, max_bytes)
     except OSError as exc:
         raise AdrParseError(rel, f"cannot read file ({exc.strerror or exc})") from None
-    if size > max_bytes or len(data) > max_bytes:
-        raise AdrParseError(rel, f"file too large ({max(size, len(data))} bytes > limit {max_bytes})")
-    return data
+    except FileTooLarge as exc:
+        raise AdrParseError(rel, exc.reason) from None
 
 
 def scan_adr_folder(

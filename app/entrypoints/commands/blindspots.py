@@ -76,15 +76,15 @@ def run(args: argparse.Namespace) -> int:
     if updates:
         config = config.model_copy(update={"blindspot": config.blindspot.model_copy(update=updates)})
 
+    from app.adapters.adr_files import bounded_bytes
     from app.core.adr import AdrParseError, parse_adr
     from app.core.adr_paths import printable_path
-    from app.entrypoints.commands.common import read_given_file
 
     file: Path = args.file
     adr_dir: Path = args.adr_dir or file.parent
     rel = folder_relative(file, adr_dir) or printable_path(file.name)
     try:
-        adr = parse_adr(rel, read_given_file(file))
+        adr = parse_adr(rel, bounded_bytes(file))
     except OSError as exc:
         print(f"adr-review blind-spots: cannot read {file}: {exc.strerror or exc}", file=sys.stderr)
         return 2

@@ -165,15 +165,3 @@ def open_synced(prog: str, args: argparse.Namespace, config: RetrievalConfig, pr
     for err in synced.report.errors:
         print(f"{prog}: warning: {err}", file=sys.stderr)
     return index, synced
-
-
-def read_given_file(path: Path) -> bytes:
-    """A file named on the command line, its size checked before it is read (an 8 GiB sparse file is
-    one fstat, not a MemoryError): ValueError when too large, OSError as reading it."""
-    from app.adapters.adr_files import MAX_BYTES
-
-    with path.open("rb") as f:
-        size = os.fstat(f.fileno()).st_size
-        if size > MAX_BYTES:
-            raise ValueError(f"{path}: file too large ({size} bytes > limit {MAX_BYTES})")
-        return f.read(MAX_BYTES + 1)  # one that grew since is refused by the parser's own limit

@@ -120,13 +120,13 @@ def format_candidates(result: RetrievalResult, explain: bool = False, top: int |
 
 def proposal_from_file(path: Path, adr_dir: Path) -> tuple[Adr, frozenset[str]]:
     """The parsed proposal and the paths to exclude (itself, when it lives in the ADR folder)."""
+    from app.adapters.adr_files import bounded_bytes
     from app.core.adr import parse_adr
     from app.core.adr_paths import printable_path
-    from app.entrypoints.commands.common import read_given_file
 
     inside = folder_relative(path, adr_dir)
     rel = inside or printable_path(path.name)
-    return parse_adr(rel, read_given_file(path)), frozenset({inside} if inside else ())
+    return parse_adr(rel, bounded_bytes(path)), frozenset({inside} if inside else ())
 
 
 def run(args: argparse.Namespace) -> int:

@@ -114,11 +114,11 @@ def run(args: argparse.Namespace) -> int:
         llm_unavailable_reason=reason,
         recall_enabled=settings.recall_enabled,
     )
-    from app.entrypoints.commands.common import read_given_file
+    from app.adapters.adr_files import bounded_bytes
     from app.entrypoints.errors import error_text
 
     try:
-        content = read_given_file(file)
+        content = bounded_bytes(file)
     except (OSError, ValueError) as exc:
         print(f"{PROG}: {error_text(exc)}", file=sys.stderr)
         return 2
