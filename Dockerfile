@@ -43,7 +43,7 @@ RUN /opt/adr-review/bin/pip install --no-deps --no-build-isolation --no-index /s
 FROM python AS app
 COPY --from=build /opt/adr-review /opt/adr-review
 # No model-cache path here: the App runs this image too. The Action puts the models into its cached
-# folder itself (app/entrypoints/action_env.py, export_model_cache).
+# folder itself (app/adr_review/entrypoints/action_env.py, export_model_cache).
 ENV PATH=/opt/adr-review/bin:$PATH
 ENTRYPOINT ["adr-review"]
 CMD ["action"]

@@ -30,10 +30,10 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from app.adapters.adr_files import dedupe_ids  # noqa: E402
-from app.core.adr import Adr, AdrParseError, canonical_id_key, parse_adr  # noqa: E402
-from app.core.adr.names import id_from_filename  # noqa: E402
-from app.core.adr_paths import adr_stem, select_adr_files  # noqa: E402
+from adr_review.adapters.adr_files import dedupe_ids  # noqa: E402
+from adr_review.core.adr import Adr, AdrParseError, canonical_id_key, parse_adr  # noqa: E402
+from adr_review.core.adr.names import id_from_filename  # noqa: E402
+from adr_review.core.adr_paths import adr_stem, select_adr_files  # noqa: E402
 
 LABELS = Path(__file__).with_name("adr_collections.json")
 

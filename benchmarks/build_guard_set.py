@@ -4,7 +4,7 @@
         --repo kumahq/kuma=/path/to/kuma.git ... [--negatives 2] [--out benchmarks/guard_cases.json]
 
 Each --repo is a local clone or bare mirror (`git --git-dir` must work on it). For every non-merge
-commit whose message names an ADR (app/evals/guard_history.py: "ADR-038", "ADR 12", "MADR 055", a
+commit whose message names an ADR (app/adr_review/evals/guard_history.py: "ADR-038", "ADR 12", "MADR 055", a
 path into the ADR folder) and that changes code outside the ADR folder, a positive: the commit, its
 parent, the ADR folder at the parent and the folder-relative paths of the ADRs it names that exist
 there. For each positive, `--negatives` code commits of the same month (same repository) whose
@@ -23,8 +23,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from app.core.guard import ignored  # noqa: E402
-from app.evals.guard_history import (  # noqa: E402
+from adr_review.core.guard import ignored  # noqa: E402
+from adr_review.evals.guard_history import (  # noqa: E402
     ADR_WORD,
     adr_files_at,
     adr_number,

@@ -1,4 +1,4 @@
-"""Fit the calibrated evidence (app/core/evidence.py) on corpora with qrels, leave-one-corpus-out.
+"""Fit the calibrated evidence (app/adr_review/core/evidence.py) on corpora with qrels, leave-one-corpus-out.
 
     .venv/bin/python benchmarks/calibrate_evidence.py --corpora ../shared/corpora            # held-out figures
     .venv/bin/python benchmarks/calibrate_evidence.py --corpora ../shared/corpora --write    # + the shipped model
@@ -16,7 +16,7 @@ method, L2), then three probability thresholds are chosen on the same rows:
 
 Leave-one-corpus-out: each corpus is scored with the model and thresholds fitted on the six others;
 the pooled held-out figures are the ones to quote. `--write` fits on all corpora and writes
-app/core/evidence_model.py (figures on those corpora are then in-sample: say so).
+app/adr_review/core/evidence_model.py (figures on those corpora are then in-sample: say so).
 """
 
 from __future__ import annotations
@@ -34,8 +34,8 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from app.core.evidence import FEATURES, Background, EvidenceModel, features_of  # noqa: E402
-from app.evals.retrieval import find_corpora, load_qrels  # noqa: E402
+from adr_review.core.evidence import FEATURES, Background, EvidenceModel, features_of  # noqa: E402
+from adr_review.evals.retrieval import find_corpora, load_qrels  # noqa: E402
 
 DEFAULT_FEATURES = FEATURES
 K = 5
@@ -50,8 +50,8 @@ class Query:
 
 
 def collect(corpora: Sequence[Path], store: Path) -> list[Query]:
-    from app.adapters.index_open import ensure_synced, open_index_for
-    from app.config import RetrievalConfig
+    from adr_review.adapters.index_open import ensure_synced, open_index_for
+    from adr_review.config import RetrievalConfig
 
     out: list[Query] = []
     for corpus in corpora:
@@ -234,7 +234,7 @@ def write_model(
         f'"""{what}: written by {script} --write; do not edit.\n\n'
         f"{note}\n"
         '"""\n\n'
-        "from app.core.evidence import EvidenceModel\n\n"
+        "from adr_review.core.evidence import EvidenceModel\n\n"
         f"{name} = EvidenceModel(\n"
         f"    intercept={model.intercept!r},\n"
         f"    weights={dict(model.weights)!r},\n"
@@ -278,7 +278,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--rows", type=Path, help="cache of the collected rows (JSON): read if present, else written"
     )
     parser.add_argument(
-        "--write", action="store_true", help="fit on all corpora and write app/core/evidence_model.py"
+        "--write",
+        action="store_true",
+        help="fit on all corpora and write app/adr_review/core/evidence_model.py",
     )
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
@@ -317,7 +319,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             f"{args.hit_ja} (Japanese), high for a precision >= {args.high_precision}. Held-out "
             "(leave-one-corpus-out) figures: docs/benchmarks.md."
         )
-        write_model(model, ROOT / "app" / "core" / "evidence_model.py", note)
+        write_model(model, ROOT / "app" / "adr_review" / "core" / "evidence_model.py", note)
         for label, lang in (("English", "en"), ("Japanese", "ja")):
             qs = [q for q in queries if q.language == lang]
             if qs and not args.json:

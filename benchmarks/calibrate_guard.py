@@ -2,7 +2,7 @@
 
     .venv/bin/python benchmarks/calibrate_guard.py --records guard-records.json [--silence 0.8] [--write]
 
-The model is the review's (app/core/evidence.py: a logistic over absolute features, fitted with the
+The model is the review's (app/adr_review/core/evidence.py: a logistic over absolute features, fitted with the
 same `fit` as benchmarks/calibrate_evidence.py) over the rows of the index's first 2 * HEAD candidates
 of each case, labelled 1 for the ADRs the commit names. The guard re-ranks those by the evidence and
 lists, of its new top 5, at most 3 whose evidence passes the floor and that share words with a diff
@@ -11,7 +11,7 @@ training cases' negatives are silent at least `--silence` of the time.
 
 Leave-one-repository-out: each repository is scored with the model and floor fitted on the others;
 those pooled figures are the held-out ones. `--write` fits on every record and writes
-app/core/guard_model.py; its figures on the same records are in-sample: say so.
+app/adr_review/core/guard_model.py; its figures on the same records are in-sample: say so.
 """
 
 from __future__ import annotations
@@ -30,10 +30,10 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from calibrate_evidence import Query, fit, write_model  # noqa: E402
 
-from app.core.evidence import FEATURES, HEAD, EvidenceModel  # noqa: E402
-from app.core.evidence_model import DEFAULT_EVIDENCE  # noqa: E402
-from app.core.guard import MAX_SHOWN  # noqa: E402
-from app.evals.guard import MRR_DEPTH, K, auc  # noqa: E402
+from adr_review.core.evidence import FEATURES, HEAD, EvidenceModel  # noqa: E402
+from adr_review.core.evidence_model import DEFAULT_EVIDENCE  # noqa: E402
+from adr_review.core.guard import MAX_SHOWN  # noqa: E402
+from adr_review.evals.guard import MRR_DEPTH, K, auc  # noqa: E402
 
 Record = Mapping[str, Any]
 ORDER = "evidence"  # the guard's head order: "evidence" or "bm25" (--order)
@@ -56,7 +56,7 @@ def as_query(r: Record) -> Query:
 def simulate(
     model: EvidenceModel, records: Sequence[Record], floor: float, order: str = ""
 ) -> dict[str, float]:
-    """The guard's figures with `model` and `floor` on `records` (as app/core/guard.py decides)."""
+    """The guard's figures with `model` and `floor` on `records` (as app/adr_review/core/guard.py decides)."""
     order = order or ORDER
     pos = [r for r in records if r["kind"] == "positive" and r["enforced"]]
     neg = [r for r in records if r["kind"] == "negative"]
@@ -159,7 +159,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="no fit: the review's evidence model, only the floor chosen",
     )
     parser.add_argument(
-        "--write", action="store_true", help="fit on all records, write app/core/guard_model.py"
+        "--write", action="store_true", help="fit on all records, write app/adr_review/core/guard_model.py"
     )
     args = parser.parse_args(argv)
     global ORDER
@@ -189,7 +189,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         model = fit_fold(records, features, args.silence, args.l2, not args.review_model)
         m = simulate(model, records, model.floor)
         what = (
-            "the review's evidence model (app/core/evidence_model.py), not refitted"
+            "the review's evidence model (app/adr_review/core/evidence_model.py), not refitted"
             if args.review_model
             else f"fitted on them, features {', '.join(features)}"
         )
@@ -205,7 +205,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
         write_model(
             model,
-            ROOT / "app" / "core" / "guard_model.py",
+            ROOT / "app" / "adr_review" / "core" / "guard_model.py",
             note,
             name="GUARD_EVIDENCE",
             what="The guard's evidence model",

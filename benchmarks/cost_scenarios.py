@@ -25,7 +25,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from app.entrypoints.action import run_action  # noqa: E402
+from adr_review.entrypoints.action import run_action  # noqa: E402
 from tests.fakes.blindspot_answers import da_answer, judge_echo_answer, pm_answer  # noqa: E402
 from tests.fakes.github_server import FakeGitHubServer  # noqa: E402
 from tests.fakes.messages_server import FakeMessagesServer, Reply, request_text  # noqa: E402

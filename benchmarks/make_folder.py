@@ -21,7 +21,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from app.adapters.adr_files import list_adr_files  # noqa: E402
+from adr_review.adapters.adr_files import list_adr_files  # noqa: E402
 
 DEFAULT_CORPORA = REPO / ".." / "shared" / "corpora"
 

@@ -2,7 +2,7 @@
 
     .venv/bin/python benchmarks/parse_diff.py [--baseline 32a4cfb] [--corpora ../shared/corpora] [--show 5]
 
-The baseline parser is the `app/` package of a git revision (extracted with `git archive` into a
+The baseline parser is the package of a git revision (`app/adr_review/`, or `app/` before the rename) (extracted with `git archive` into a
 temporary folder, never checked out) and runs in a child interpreter with that folder first on
 `sys.path`; the current parser is this checkout's. Both parse every corpus file on its own
 (`parse_adr`) and every corpus folder as a whole (`load_adr_folder`: ids after de-duplication), and
@@ -47,10 +47,14 @@ FIELDS = (
 
 
 def dump(corpora: Path) -> dict[str, dict[str, Any]]:
-    """Every field of every corpus ADR, as parsed by whichever `app` is importable."""
-    import app
-    from app.adapters.adr_files import load_adr_folder
-    from app.core.adr import parse_adr
+    """Every field of every corpus ADR, as parsed by the package PARSE_DIFF_PACKAGE names (the
+    revisions before the rename call it `app`)."""
+    import importlib
+
+    name = os.environ.get("PARSE_DIFF_PACKAGE", "adr_review")
+    package = importlib.import_module(name)
+    load_adr_folder = importlib.import_module(f"{name}.adapters.adr_files").load_adr_folder
+    parse_adr = importlib.import_module(f"{name}.core.adr").parse_adr
 
     out: dict[str, dict[str, Any]] = {}
     for folder in sorted(p for p in corpora.iterdir() if p.is_dir()):
@@ -78,19 +82,24 @@ def dump(corpora: Path) -> dict[str, dict[str, Any]]:
                 "number": adr.number,
                 "extra": dict(adr.extra),
             }
-    out["__parser__"] = {"app": str(Path(app.__file__).parent)}
+    out["__parser__"] = {"package": str(Path(package.__file__).parent)}
     return out
 
 
 def baseline_dump(ref: str, corpora: Path) -> dict[str, dict[str, Any]]:
     with tempfile.TemporaryDirectory(prefix="parse-diff-") as tmp:
-        archive = Path(tmp) / "app.tar"
+        archive = Path(tmp) / "parser.tar"
+        listed = subprocess.run(
+            ["git", "ls-tree", "--name-only", ref, "app/adr_review"], cwd=REPO, capture_output=True
+        )
+        name, folder = ("adr_review", "app/adr_review") if listed.stdout.strip() else ("app", "app")
         with archive.open("wb") as fh:
-            subprocess.run(["git", "archive", ref, "app"], cwd=REPO, stdout=fh, check=True)
+            subprocess.run(["git", "archive", ref, folder], cwd=REPO, stdout=fh, check=True)
         with tarfile.open(archive) as tar:
             tar.extractall(tmp, filter="data")
         out_file = Path(tmp) / "baseline.json"
-        env = {**os.environ, "PYTHONPATH": tmp}
+        root = str(Path(tmp) / "app") if name == "adr_review" else tmp
+        env = {**os.environ, "PYTHONPATH": root, "PARSE_DIFF_PACKAGE": name}
         subprocess.run(
             [sys.executable, __file__, "--dump", str(out_file), "--corpora", str(corpora)],
             cwd=tmp,
@@ -98,7 +107,7 @@ def baseline_dump(ref: str, corpora: Path) -> dict[str, dict[str, Any]]:
             check=True,
         )
         data: dict[str, dict[str, Any]] = json.loads(out_file.read_text(encoding="utf-8"))
-    assert data["__parser__"]["app"].startswith(tmp), "the baseline ran the current parser"
+    assert data["__parser__"]["package"].startswith(tmp), "the baseline ran the current parser"
     return data
 
 

@@ -24,8 +24,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from app.core.adr import AdrParseError, parse_adr, reader_blocks, text_reader_blocks  # noqa: E402
-from app.core.adr.markdown import read_markdown  # noqa: E402
+from adr_review.core.adr import AdrParseError, parse_adr, reader_blocks, text_reader_blocks  # noqa: E402
+from adr_review.core.adr.markdown import read_markdown  # noqa: E402
 
 LIMIT = 1_000_000
 BAR_S = 1.0

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from recall_variants_corpus import Corpus, V
 
-from app.evals.retrieval import find_corpora, metrics_of
+from adr_review.evals.retrieval import find_corpora, metrics_of
 
 JA = "kompiro__karasu"
 CORPORA = Path("../shared/corpora")

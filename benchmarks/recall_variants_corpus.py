@@ -13,14 +13,14 @@ from pathlib import Path
 import numpy as np
 from recall_variants_text import TOKS, strip_code
 
-from app.adapters.embeddings import embed_texts
-from app.adapters.index_open import ensure_synced, fusion_params, open_index_for
-from app.config import RetrievalConfig
-from app.core.adr import parse_adr
-from app.core.fusion import DocScores, rank
-from app.core.lexical import Bm25Params, LexicalIndex, TermCounts
-from app.evals.retrieval import load_qrels
-from app.pipeline.recall import recall_query
+from adr_review.adapters.embeddings import embed_texts
+from adr_review.adapters.index_open import ensure_synced, fusion_params, open_index_for
+from adr_review.config import RetrievalConfig
+from adr_review.core.adr import parse_adr
+from adr_review.core.fusion import DocScores, rank
+from adr_review.core.lexical import Bm25Params, LexicalIndex, TermCounts
+from adr_review.core.recall_query import recall_query
+from adr_review.evals.retrieval import load_qrels
 
 
 @dataclass(frozen=True)
@@ -58,7 +58,7 @@ class Corpus:
         self._lex = {}
         import posixpath
 
-        from app.core.adr.names import canonical_id_key as ck
+        from adr_review.core.adr.names import canonical_id_key as ck
 
         by_key = {ck(a.adr_id): a.path for a in self.adrs}
         by_base = {posixpath.basename(a.path): a.path for a in self.adrs}
@@ -128,7 +128,7 @@ class Corpus:
                 np.asarray(terms, np.int32),
                 np.asarray(counts, np.int32),
             )
-            import app.core.lexical as lexical_module
+            import adr_review.core.lexical as lexical_module
 
             saved = lexical_module.search_tokens
             lexical_module.search_tokens = tok  # the titles are tokenised when the index is built
@@ -149,7 +149,7 @@ class Corpus:
     def qchunks(self, q, mode):
         key = ("qc", q.query, mode)
         if key not in self._qv:
-            from app.core.chunking import chunk_text
+            from adr_review.core.chunking import chunk_text
 
             a = self._qadr.get(q.query) or parse_adr(q.query, q.query_text.encode())
             self._qadr[q.query] = a
@@ -289,7 +289,7 @@ class Corpus:
         return pairs
 
     def graph(self, scores, scope, q, v, params):
-        from app.core.fusion import fuse
+        from adr_review.core.fusion import fuse
 
         paths = {self.adrs[i].path for i in scope}
         indeg = Counter()

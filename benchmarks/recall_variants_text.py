@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from app.core import text as T
+from adr_review.core import text as T
 
 _CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
 

@@ -24,8 +24,8 @@ from pathlib import Path
 
 import pytest
 
-from app.adapters.adr_files import load_adr_folder
-from app.core.adr import SECTIONS, Adr, canonical_id_key, parse_adr
+from adr_review.adapters.adr_files import load_adr_folder
+from adr_review.core.adr import SECTIONS, Adr, canonical_id_key, parse_adr
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = Path(os.environ.get("ADR_REVIEW_SHARED", REPO / ".." / "shared"))

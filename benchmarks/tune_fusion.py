@@ -3,7 +3,7 @@
     .venv/bin/python benchmarks/tune_fusion.py [--corpora ../shared/corpora] [--store DIR] [--top 15]
 
 Each query is measured once (BM25, title coverage, best-chunk cosine); every knob combination then
-re-ranks those measurements with the pure fusion (app.core.fusion.rank). The objective is the mean
+re-ranks those measurements with the pure fusion (adr_review.core.fusion.rank). The objective is the mean
 of Recall@5 and MRR over the English queries (micro-averaged over the six English corpora) and over
 the Japanese ones, so neither language dominates.
 
@@ -26,13 +26,13 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from app.adapters.index import QueryScores
-from app.adapters.index_open import ensure_synced, fusion_params, open_index_for
-from app.config import RetrievalConfig
-from app.core.adr import parse_adr
-from app.core.fusion import FusionParams, fuse, rank
-from app.evals.retrieval import find_corpora, load_qrels, metrics_of
-from app.pipeline.recall import recall_query
+from adr_review.adapters.index import QueryScores
+from adr_review.adapters.index_open import ensure_synced, fusion_params, open_index_for
+from adr_review.config import RetrievalConfig
+from adr_review.core.adr import parse_adr
+from adr_review.core.fusion import FusionParams, fuse, rank
+from adr_review.core.recall_query import recall_query
+from adr_review.evals.retrieval import find_corpora, load_qrels, metrics_of
 
 JA = {"kompiro__karasu"}
 # Swept in stages (weights, then the gate, then MMR), each keeping the choice of the previous one:

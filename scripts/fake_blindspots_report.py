@@ -12,7 +12,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from app.cli import main  # noqa: E402
+from adr_review.cli import main  # noqa: E402
 from tests.fakes.blindspot_answers import da_answer, judge_echo_answer, pm_answer  # noqa: E402
 from tests.fakes.messages_server import FakeMessagesServer, Reply, request_text  # noqa: E402
 

@@ -113,7 +113,7 @@ def gfm(markdown: str) -> str:
 def review_markdown(proposal: str, work: Path) -> str:
     """The comment `adr-review review` prints for a README example, offline, run in a scratch copy."""
     shutil.copytree(ROOT / "examples", work / "examples", dirs_exist_ok=True)
-    cmd = [sys.executable, "-m", "app", "review", proposal, "--adr-dir", "examples/adr"]
+    cmd = [sys.executable, "-m", "adr_review", "review", proposal, "--adr-dir", "examples/adr"]
     env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT), "HOME": str(work)}
     return subprocess.run(cmd, cwd=work, env=env, check=True, capture_output=True, text=True).stdout
 

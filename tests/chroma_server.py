@@ -1,6 +1,6 @@
 """A Chroma server for the tests: `chroma run` (the chromadb package's own server) on a free loopback
 port with its data in a temporary folder, for the whole session; the App's indexes use it through
-`chromadb.HttpClient` when ADR_REVIEW_CHROMA_URL names it (app/adapters/chroma_store.py)."""
+`chromadb.HttpClient` when ADR_REVIEW_CHROMA_URL names it (app/adr_review/adapters/chroma_store.py)."""
 
 from __future__ import annotations
 

@@ -19,7 +19,7 @@ WITHOUT_APP = (
     "import sys\n"
     f"for name in {APP_ONLY!r}:\n"
     "    sys.modules[name] = None  # importing it raises ImportError, as when it is not installed\n"
-    "from app.cli import main\n"
+    "from adr_review.cli import main\n"
     "code = main(sys.argv[1:])\n"
     f"print('IMPORTED=' + ','.join(m for m in {APP_ONLY!r} if sys.modules.get(m) is not None))\n"
     "sys.exit(code)\n"

@@ -5,7 +5,7 @@ import sys
 
 import pytest
 
-from app.cli import COMMANDS, main
+from adr_review.cli import COMMANDS, main
 
 
 def test_help_lists_every_command(capsys) -> None:
@@ -27,7 +27,7 @@ def test_unknown_command_is_an_error() -> None:
 @pytest.mark.real_process
 def test_help_does_not_import_heavy_sdks() -> None:
     code = (
-        "import sys; from app.cli import main; main(['--help']);"
+        "import sys; from adr_review.cli import main; main(['--help']);"
         "heavy = [m for m in ('chromadb', 'anthropic', 'github', 'githubkit', 'onnxruntime') if m in sys.modules];"
         "print('HEAVY=' + ','.join(heavy))"
     )
@@ -39,7 +39,7 @@ def test_every_command_module_exists() -> None:
     import importlib
 
     for module, _help in COMMANDS.values():
-        mod = importlib.import_module(f"app.entrypoints.commands.{module}")
+        mod = importlib.import_module(f"adr_review.entrypoints.commands.{module}")
         assert callable(mod.configure) and callable(mod.run)
 
 
@@ -47,13 +47,13 @@ def test_every_command_module_exists() -> None:
 def test_a_commands_log_lines_carry_their_fields_not_only_the_event_name() -> None:
     """A warning such as llm_call_failed must say what failed and why in the CLI's and the Action's log."""
     code = (
-        "import logging; from app.entrypoints.commands.common import setup_logging; setup_logging();"
-        "logging.getLogger('app.adapters.llm.adapter').warning("
+        "import logging; from adr_review.entrypoints.commands.common import setup_logging; setup_logging();"
+        "logging.getLogger('adr_review.adapters.llm.adapter').warning("
         "'llm_call_failed', extra={'kind': 'auth', 'error': 'HTTP 401: authentication_error'})"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert done.stderr.strip() == (
-        'WARNING app.adapters.llm.adapter: llm_call_failed {"kind": "auth", "error": "HTTP 401: authentication_error"}'
+        'WARNING adr_review.adapters.llm.adapter: llm_call_failed {"kind": "auth", "error": "HTTP 401: authentication_error"}'
     )
 
 
@@ -74,7 +74,7 @@ def test_help_cites_no_internal_design_ids(capsys) -> None:
     texts += [
         p.read_text(encoding="utf-8") for p in sorted((root / "templates").rglob("*.*"))
     ]  # comment, report
-    texts.append((root / "app" / "adapters" / "report_chart.py").read_text(encoding="utf-8"))
+    texts.append((root / "app" / "adr_review" / "adapters" / "report_chart.py").read_text(encoding="utf-8"))
     pattern = r"ADR-0(?:071|116)|seed(?:'s)? ?0\d\d|the seed(?:'|'')s|シードの"
     found = [m.group(0) for t in texts for m in re.finditer(pattern, t)]
     assert found == []

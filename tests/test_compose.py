@@ -14,9 +14,9 @@ from urllib.parse import urlsplit
 import pytest
 import yaml
 
-from app.cli import COMMANDS
-from app.config import AppSettings
-from app.pipeline.worker import lease_problem
+from adr_review.cli import COMMANDS
+from adr_review.config import AppSettings
+from adr_review.pipeline.worker import lease_problem
 
 ROOT = Path(__file__).resolve().parents[1]
 

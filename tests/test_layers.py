@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-APP = Path(__file__).resolve().parents[1] / "app"
+APP = Path(__file__).resolve().parents[1] / "app" / "adr_review"
 
 SDKS = ("anthropic", "chromadb", "github", "jwt", "httpx", "requests", "onnxruntime")
 # The core: no SDK, no network, no database, no process environment, no other layer.
@@ -23,11 +23,11 @@ CORE_FORBIDDEN = (
     "urllib.request",
     "subprocess",
     "os",
-    "app.adapters",
-    "app.entrypoints",
-    "app.pipeline",
-    "app.config",  # pydantic-settings reads the environment
-    "app.prompts",  # reads prompt files
+    "adr_review.adapters",
+    "adr_review.entrypoints",
+    "adr_review.pipeline",
+    "adr_review.config",  # pydantic-settings reads the environment
+    "adr_review.prompts",  # reads prompt files
 )
 # File and environment access by name, wherever it appears in a core module.
 CORE_FORBIDDEN_CALLS = frozenset(
@@ -39,7 +39,7 @@ CORE_FORBIDDEN_ATTRS = frozenset({"environ"})
 # "Review -> Markdown via templates/" in the core.
 CORE_ALLOWED = {("render.py", "calls FileSystemLoader()")}
 # The pipeline sees ports only: composition happens in the entrypoints.
-PIPELINE_FORBIDDEN = (*SDKS, "sqlite3", "psycopg", "app.adapters", "app.entrypoints")
+PIPELINE_FORBIDDEN = (*SDKS, "sqlite3", "psycopg", "adr_review.adapters", "adr_review.entrypoints")
 HEAVY = ("chromadb", "anthropic", "github", "onnxruntime")
 
 
@@ -53,7 +53,7 @@ def _imported(node: ast.Import | ast.ImportFrom) -> list[str]:
     if node.level:  # relative import: the package's own modules
         return []
     base = node.module or ""
-    # `from app import adapters` imports app.adapters
+    # `from adr_review import adapters` imports adr_review.adapters
     return [base] + [f"{base}.{a.name}" for a in node.names]
 
 
@@ -133,9 +133,9 @@ def test_every_layer_has_modules() -> None:
         "from github import Github",
         "import jwt",
         "import os",
-        "from app.adapters.index import ChromaAdrIndex",
-        "from app import adapters",
-        "from app.entrypoints import action",
+        "from adr_review.adapters.index import ChromaAdrIndex",
+        "from adr_review import adapters",
+        "from adr_review.entrypoints import action",
         "def f():\n    import httpx",
         "from pathlib import Path\nx = Path('a').read_text()",
         "text = open('f').read()",
@@ -152,7 +152,7 @@ def test_core_check_catches(source: str) -> None:
     "source",
     [
         "import re\nimport hashlib\nfrom collections.abc import Mapping",
-        "from app.core.text import tokenize",
+        "from adr_review.core.text import tokenize",
         "import yaml\nimport jinja2",
         "from . import text",
         "import githubish",  # a prefix is not a match
@@ -165,14 +165,17 @@ def test_core_check_allows(source: str) -> None:
 @pytest.mark.parametrize(
     ("source", "flagged"),
     [
-        ("from app.adapters.index import ChromaAdrIndex", True),
+        ("from adr_review.adapters.index import ChromaAdrIndex", True),
         ("import anthropic", True),
         ("try:\n    import chromadb\nexcept ImportError:\n    pass", True),
         ("class C:\n    import sqlite3", True),
-        ("def f():\n    from app.adapters import adr_files", True),
-        ("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from app.adapters.index import X", True),
-        ("def f():\n    from app.entrypoints.action import run_action", True),
-        ("from app.core.adr import Adr\nfrom app.pipeline.ports import LlmPort", False),
+        ("def f():\n    from adr_review.adapters import adr_files", True),
+        (
+            "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from adr_review.adapters.index import X",
+            True,
+        ),
+        ("def f():\n    from adr_review.entrypoints.action import run_action", True),
+        ("from adr_review.core.adr import Adr\nfrom adr_review.pipeline.ports import LlmPort", False),
     ],
 )
 def test_pipeline_check(source: str, flagged: bool) -> None:
@@ -181,7 +184,7 @@ def test_pipeline_check(source: str, flagged: bool) -> None:
 
 @pytest.mark.real_process
 def test_importing_the_core_and_the_review_pipeline_stays_light() -> None:
-    modules = ["app.pipeline.review"] + [_dotted(p) for p in _modules("core")]
+    modules = ["adr_review.pipeline.review"] + [_dotted(p) for p in _modules("core")]
     code = (
         "import importlib, sys\n"
         f"for m in {modules!r}: importlib.import_module(m)\n"
@@ -192,7 +195,7 @@ def test_importing_the_core_and_the_review_pipeline_stays_light() -> None:
 
 
 # One GitHub client stack (issue 11): PyGithub, and the JWT library it signs with, are imported under
-# app/adapters/github/ only; no second GitHub client (githubkit, hand-written JWT code) comes back.
+# app/adr_review/adapters/github/ only; no second GitHub client (githubkit, hand-written JWT code) comes back.
 GITHUB_CLIENTS = ("github", "githubkit", "jwt")
 
 
@@ -213,7 +216,7 @@ def test_one_github_client_stack() -> None:
     assert (stack / "__init__.py").is_file()  # the check above is not vacuous
 
 
-# No import circle anywhere in app/ (issue 25: action_env.py <-> workflow_commands.py was one), counting
+# No import circle anywhere in app/adr_review/ (issue 25: action_env.py <-> workflow_commands.py was one), counting
 # imports inside functions too: a circle hidden in a function is still two modules that need each other.
 
 

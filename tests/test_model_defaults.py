@@ -1,12 +1,12 @@
-"""The default models live in two places a reader looks (app/config.py DEFAULT_MODELS, and each prompt's
+"""The default models live in two places a reader looks (app/adr_review/config.py DEFAULT_MODELS, and each prompt's
 meta.yaml, which the golden gate and the run keys read): they must agree."""
 
 from __future__ import annotations
 
-from app.config import DEFAULT_MODELS
-from app.pipeline.blindspot import CRITIC_PROMPTS, JUDGE_PROMPT
-from app.pipeline.recall import PROMPT_NAME
-from app.prompts import packaged
+from adr_review.config import DEFAULT_MODELS
+from adr_review.pipeline.blindspot import CRITIC_PROMPTS, JUDGE_PROMPT
+from adr_review.pipeline.recall import PROMPT_NAME
+from adr_review.prompts import packaged
 
 
 def test_each_prompts_meta_model_is_the_configured_default() -> None:

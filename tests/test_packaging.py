@@ -208,7 +208,7 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.mark.real_process
 def test_the_wheel_carries_the_prompts_and_templates_but_not_the_golden_cases(wheel: Path) -> None:
     names = set(zipfile.ZipFile(wheel).namelist())
-    shipped = {n.removeprefix("app/_data/") for n in names if n.startswith("app/_data/")}
+    shipped = {n.removeprefix("adr_review/_data/") for n in names if n.startswith("adr_review/_data/")}
     expected = {
         p.relative_to(ROOT).as_posix()
         for folder in ("prompts", "templates")
@@ -216,8 +216,31 @@ def test_the_wheel_carries_the_prompts_and_templates_but_not_the_golden_cases(wh
         if p.is_file() and not {"golden", "_golden", "__pycache__"} & set(p.relative_to(ROOT).parts)
     }
     assert shipped == expected
-    assert "app/cli.py" in names and "app/core/render.py" in names and "app/core/adr/__init__.py" in names
+    assert (
+        "app/adr_review/cli.py" in names
+        and "app/adr_review/core/render.py" in names
+        and "app/adr_review/core/adr/__init__.py" in names
+    )
     assert not [n for n in names if n.startswith(("tests/", "prompts/", "templates/"))]
+
+
+@pytest.mark.real_process
+def test_the_wheel_installs_beside_a_users_own_app_package(wheel: Path, tmp_path: Path) -> None:
+    """Issue 27: the wheel's one top-level package is `adr_review`; pip installing it into an
+    environment that already has the user's own `app` package leaves both importable."""
+    tops = {n.split("/", 1)[0] for n in zipfile.ZipFile(wheel).namelist() if "/" in n}
+    assert {t for t in tops if not t.endswith(".dist-info")} == {"adr_review"}
+    site = tmp_path / "site"
+    (site / "app").mkdir(parents=True)
+    (site / "app" / "__init__.py").write_text("WHOSE = 'the user'\n", encoding="utf-8")
+    pip = [sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--no-index", "--target", str(site)]
+    subprocess.run([*pip, str(wheel)], check=True, capture_output=True, timeout=300)
+    code = "import app, adr_review.cli; print(app.WHOSE); print(adr_review.cli.__name__)"
+    env = {**os.environ, "PYTHONPATH": str(site)}
+    out = subprocess.run(
+        [sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True, check=True
+    )
+    assert out.stdout.split("\n")[:2] == ["the user", "adr_review.cli"]
 
 
 @pytest.mark.real_process
@@ -229,10 +252,10 @@ def test_the_installed_wheel_reviews_from_any_folder(wheel: Path, tmp_path: Path
     work = tmp_path / "elsewhere"
     shutil.copytree(ROOT / "examples", work / "examples")
     env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "GITHUB_", "INPUT_"))}
-    env["PYTHONPATH"] = str(site)  # first on sys.path: the wheel's `app`, never the checkout's
+    env["PYTHONPATH"] = str(site)  # first on sys.path: the wheel's package, never the checkout's
 
     def adr_review(*args: str) -> subprocess.CompletedProcess[str]:
-        code = "import sys; from app.cli import main; sys.exit(main(sys.argv[1:]))"
+        code = "import sys; from adr_review.cli import main; sys.exit(main(sys.argv[1:]))"
         return subprocess.run(
             [sys.executable, "-c", code, *args],
             cwd=work,
@@ -253,7 +276,7 @@ def test_the_installed_wheel_reviews_from_any_folder(wheel: Path, tmp_path: Path
         [
             sys.executable,
             "-c",
-            "from app.prompts import PROMPTS_DIR, packaged; from app.core.render import TEMPLATES_DIR;"
+            "from adr_review.prompts import PROMPTS_DIR, packaged; from adr_review.core.render import TEMPLATES_DIR;"
             "print(PROMPTS_DIR); print(TEMPLATES_DIR); print(packaged().hash)",
         ],
         cwd=work,
@@ -262,8 +285,8 @@ def test_the_installed_wheel_reviews_from_any_folder(wheel: Path, tmp_path: Path
         text=True,
         check=True,
     ).stdout.split()
-    assert probe[0] == str(site / "app" / "_data" / "prompts")
-    assert probe[1] == str(site / "app" / "_data" / "templates")
-    from app.prompts import PromptFiles
+    assert probe[0] == str(site / "adr_review" / "_data" / "prompts")
+    assert probe[1] == str(site / "adr_review" / "_data" / "templates")
+    from adr_review.prompts import PromptFiles
 
     assert probe[2] == PromptFiles(ROOT / "prompts").hash  # what ships is what the checkout hashes

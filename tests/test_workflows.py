@@ -310,9 +310,9 @@ def test_the_jobs_that_start_for_each_event(
 def test_the_authorize_job_admits_what_the_entrypoint_admits(
     permission: str, gh: FakeGitHubServer, tmp_path: Path
 ) -> None:
-    """The workflow's shell check and the entrypoint's rule (app/core/commands.py) agree on every
+    """The workflow's shell check and the entrypoint's rule (app/adr_review/core/commands.py) agree on every
     permission the API can report, so no command passes one and is refused by the other."""
-    from app.core.commands import is_authorized
+    from adr_review.core.commands import is_authorized
 
     gh.seed({"repos": {"o/r": {"permissions": {"pat": permission}}}})
     started = jobs_run(comment("/adr-review", "CONTRIBUTOR", login="pat"), gh, tmp_path)

@@ -7,15 +7,15 @@ from pathlib import Path
 
 import pytest
 
-import app.core.adr as adr_package
-from app.adapters.adr_files import (
+import adr_review.core.adr as adr_package
+from adr_review.adapters.adr_files import (
     _parser_version,
     is_adr_candidate,
     load_adr_folder,
     load_adr_folder_cached,
     read_adr_file,
 )
-from app.core.adr import AdrParseError, canonical_id_key
+from adr_review.core.adr import AdrParseError, canonical_id_key
 
 REPO = Path(__file__).resolve().parents[2]
 # Slices of the real corpora (SOURCE.md there); the whole ones: benchmarks/test_shared_corpora.py
@@ -143,7 +143,7 @@ def test_every_corpus_folder_loads_without_errors() -> None:
 def test_parse_cache_version_changes_when_any_module_of_the_parser_package_changes(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The cache key covers every module of app/core/adr/, not only its __init__: a copy of the package
+    """The cache key covers every module of app/adr_review/core/adr/, not only its __init__: a copy of the package
     stands in for it, and changing or adding any one module must change the version."""
     before = _parser_version()
     copy = tmp_path / "adr"
@@ -265,7 +265,7 @@ def test_non_adr_files_are_not_indexed_and_the_folder_per_adr_layout_is_read(tmp
 
 
 def test_the_remote_folder_follows_the_same_rules_and_reports_id_clashes() -> None:
-    from app.adapters.remote_folder import BlobCache, load_remote_folder
+    from adr_review.adapters.remote_folder import BlobCache, load_remote_folder
     from tests.fakes.github_port import MemoryGitHub
 
     gh = MemoryGitHub(

@@ -8,11 +8,11 @@ from typing import Any
 
 import pytest
 
-from app.adapters.llm import PROMPT_HEADER, AnthropicLlm
-from app.config import BlindSpotConfig, LlmSettings
-from app.core.adr import Adr, parse_adr
-from app.pipeline.blindspot import CRITIC_PROMPTS, JUDGE_PROMPT, run_blindspots
-from app.prompts import packaged
+from adr_review.adapters.llm import PROMPT_HEADER, AnthropicLlm
+from adr_review.config import BlindSpotConfig, LlmSettings
+from adr_review.core.adr import Adr, parse_adr
+from adr_review.pipeline.blindspot import CRITIC_PROMPTS, JUDGE_PROMPT, run_blindspots
+from adr_review.prompts import packaged
 from tests.fakes.blindspot_answers import ad_answer, critic_items, da_answer, judge_echo_answer, pm_answer
 from tests.fakes.messages_server import FakeMessagesServer, Reply, request_text
 
@@ -91,7 +91,7 @@ def test_the_dag_runs_end_to_end_through_the_anthropic_client(
 
     # accounting from the adapter: synthetic tokens, priced from the table (the ADR document is the
     # cached prefix every node shares, so cache reads and writes count too)
-    from app.config import LlmSettings
+    from adr_review.config import LlmSettings
 
     price = LlmSettings().price_for("claude-opus-5-5")
     assert price is not None

@@ -13,11 +13,11 @@ from pathlib import Path
 import chromadb
 import pytest
 
-from app.adapters import chroma_store
-from app.adapters.adr_files import load_adr_folder
-from app.adapters.index_open import open_index
-from app.pipeline.keys import index_slot
-from app.pipeline.ports import InfrastructureError
+from adr_review.adapters import chroma_store
+from adr_review.adapters.adr_files import load_adr_folder
+from adr_review.adapters.index_open import open_index
+from adr_review.pipeline.keys import index_slot
+from adr_review.pipeline.ports import InfrastructureError
 from tests.chroma_server import start_chroma, stop_chroma
 
 pytestmark = pytest.mark.real_process  # a `chroma run` server process

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from chromadb.utils.embedding_functions import config_to_embedding_function, known_embedding_functions
 
-from app.adapters.embeddings import (
+from adr_review.adapters.embeddings import (
     EmbeddingError,
     HashedNgramEmbedder,
     OfflineHashEmbedding,
@@ -18,7 +18,7 @@ from app.adapters.embeddings import (
     fingerprint,
     label_of,
 )
-from app.adapters.embeddings_chroma import (
+from adr_review.adapters.embeddings_chroma import (
     OfflineHashEmbeddingFunction,
     SentenceTransformersEmbeddingFunction,
     chroma_function,

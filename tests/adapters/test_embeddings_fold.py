@@ -1,6 +1,6 @@
 """The offline embedder folds each chunk once, without the whitespace folding that cannot change its
 n-gram streams, and counts n-grams without np.unique's generality: the vectors must be bit for bit
-those of the plain definition (app.core.text.normalize, np.unique, the hiragana filter always on)."""
+those of the plain definition (adr_review.core.text.normalize, np.unique, the hiragana filter always on)."""
 
 from __future__ import annotations
 
@@ -9,9 +9,16 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from app.adapters.embeddings import _CJK_RUN, _HIRAGANA, _OTHER_WORD, HashedNgramEmbedder, _fmix64, _fold
-from app.core.chunking import chunk_text
-from app.core.text import normalize
+from adr_review.adapters.embeddings import (
+    _CJK_RUN,
+    _HIRAGANA,
+    _OTHER_WORD,
+    HashedNgramEmbedder,
+    _fmix64,
+    _fold,
+)
+from adr_review.core.chunking import chunk_text
+from adr_review.core.text import normalize
 
 CORPORA = Path(__file__).resolve().parents[1] / "fixtures" / "corpora"
 TRICKY = [

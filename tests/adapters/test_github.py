@@ -7,10 +7,10 @@ from collections.abc import Iterator
 import pytest
 import responses
 
-from app.adapters.github import GitHubAdapter, RetryPolicy, retry_wait
-from app.core.marker import marker
-from app.pipeline.ports import GitHubError
-from app.pipeline.publish import upsert_comment
+from adr_review.adapters.github import GitHubAdapter, RetryPolicy, retry_wait
+from adr_review.core.marker import marker
+from adr_review.pipeline.ports import GitHubError
+from adr_review.pipeline.publish import upsert_comment
 from tests.fakes.github_api import FakeGitHub, Fault, blob_sha
 
 REPO = "Codertocat/Hello-World"

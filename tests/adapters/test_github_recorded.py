@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 import responses
 
-from app.adapters.github import GitHubAdapter
-from app.pipeline.publish import upsert_comment
+from adr_review.adapters.github import GitHubAdapter
+from adr_review.pipeline.publish import upsert_comment
 
 REST = Path(__file__).resolve().parents[1] / "fixtures" / "github" / "rest"
 REPO = "Codertocat/Hello-World"

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from app.adapters import gloss_lexicon
+from adr_review.adapters import gloss_lexicon
 
 
 def _fixture_db(path: Path) -> Path:

@@ -10,8 +10,8 @@ from pathlib import Path
 import orjson
 import pytest
 
-from app.adapters.adr_files import load_adr_folder, load_adr_folder_cached
-from app.cli import main
+from adr_review.adapters.adr_files import load_adr_folder, load_adr_folder_cached
+from adr_review.cli import main
 
 GOOD = "# 1. Use PostgreSQL\n\n## Status\nAccepted\n\n## Decision\nWe use PostgreSQL 15 for orders.\n"
 HEX = "0x" + "f" * 4_000
@@ -137,7 +137,7 @@ def test_an_id_written_to_pass_for_another_is_deduplicated_as_that_id(tmp_path: 
 def test_the_apps_remote_folder_skips_the_same_hostile_files() -> None:
     """The App reads the default branch through the API: a 4 kB past ADR with a huge integer or an
     impostor id costs itself only there too."""
-    from app.adapters.remote_folder import BlobCache, load_remote_folder
+    from adr_review.adapters.remote_folder import BlobCache, load_remote_folder
     from tests.fakes.github_port import MemoryGitHub
 
     hostile = {

@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from app.adapters.adr_files import load_adr_folder
-from app.adapters.chroma_store import chroma_client, collection_name_for
-from app.adapters.index import ChromaAdrIndex
-from app.adapters.index_open import ensure_synced, open_index, open_index_for
-from app.core.chunking import ChunkParams
+from adr_review.adapters.adr_files import load_adr_folder
+from adr_review.adapters.chroma_store import chroma_client, collection_name_for
+from adr_review.adapters.index import ChromaAdrIndex
+from adr_review.adapters.index_open import ensure_synced, open_index, open_index_for
+from adr_review.core.chunking import ChunkParams
 
 ADRS = {
     "0001-record-decisions.md": "# 1. Record architecture decisions\n\n## Status\n\nAccepted\n\n## Context\n\n"
@@ -201,8 +201,8 @@ def test_pipeline_helpers_open_sync_and_report_parse_errors(folder: Path, tmp_pa
 def test_an_embedding_failure_mid_sync_is_repaired_by_the_next_sync(
     folder: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import app.adapters.index as index_module
-    from app.adapters.embeddings import EmbeddingError, embed_texts
+    import adr_review.adapters.index as index_module
+    from adr_review.adapters.embeddings import EmbeddingError, embed_texts
 
     monkeypatch.setattr(index_module, "_BATCH", 1)  # one chunk per embedding call
     calls = {"n": 0}

@@ -11,12 +11,12 @@ import numpy as np
 import pytest
 from rank_bm25 import BM25Okapi
 
-from app.adapters import lexical_cache
-from app.adapters.adr_files import load_adr_folder
-from app.adapters.index import ChromaAdrIndex
-from app.core.adr import Adr
-from app.core.lexical import TermCounts
-from app.core.text import search_tokens
+from adr_review.adapters import lexical_cache
+from adr_review.adapters.adr_files import load_adr_folder
+from adr_review.adapters.index import ChromaAdrIndex
+from adr_review.core.adr import Adr
+from adr_review.core.lexical import TermCounts
+from adr_review.core.text import search_tokens
 
 CORPORA = Path(__file__).resolve().parents[1] / "fixtures" / "corpora"
 

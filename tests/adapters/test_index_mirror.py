@@ -10,13 +10,13 @@ import numpy as np
 import pytest
 from chromadb.api.models.Collection import Collection
 
-from app.adapters.adr_files import load_adr_folder
-from app.adapters.chroma_store import chroma_client, collection_name_for
-from app.adapters.embeddings import embed_texts
-from app.adapters.index import ChromaAdrIndex
-from app.adapters.index_mirror import IndexMirror
-from app.config import RetrievalConfig
-from app.core.chunking import ChunkParams
+from adr_review.adapters.adr_files import load_adr_folder
+from adr_review.adapters.chroma_store import chroma_client, collection_name_for
+from adr_review.adapters.embeddings import embed_texts
+from adr_review.adapters.index import ChromaAdrIndex
+from adr_review.adapters.index_mirror import IndexMirror
+from adr_review.config import RetrievalConfig
+from adr_review.core.chunking import ChunkParams
 
 ADRS = {
     "0001-record-decisions.md": "# 1. Record architecture decisions\n\n## Context\n\n"

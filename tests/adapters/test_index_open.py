@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from app.adapters import adr_files
-from app.adapters.adr_files import load_adr_folder, load_adr_folder_cached
-from app.adapters.index_open import fusion_params, open_index_for, qualify_cosine_for
-from app.config import RetrievalConfig
+from adr_review.adapters import adr_files
+from adr_review.adapters.adr_files import load_adr_folder, load_adr_folder_cached
+from adr_review.adapters.index_open import fusion_params, open_index_for, qualify_cosine_for
+from adr_review.config import RetrievalConfig
 
 
 @pytest.fixture
@@ -89,7 +89,7 @@ def test_a_no_op_refresh_reads_no_adr_file_and_no_parse_until_the_adrs_are_neede
     import os
     import time
 
-    from app.adapters.index_open import ensure_synced
+    from adr_review.adapters.index_open import ensure_synced
 
     past = time.time_ns() - 3600 * 10**9  # modified an hour before the cache was written
     for p in folder.rglob("*.md"):

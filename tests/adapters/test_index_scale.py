@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from app.adapters import index as index_module
-from app.adapters.adr_files import load_adr_folder
-from app.adapters.embeddings import OfflineHashEmbedding
-from app.adapters.index import ChromaAdrIndex
-from app.adapters.index_mirror import IndexMirror
-from app.core.chunking import ChunkParams
+from adr_review.adapters import index as index_module
+from adr_review.adapters.adr_files import load_adr_folder
+from adr_review.adapters.embeddings import OfflineHashEmbedding
+from adr_review.adapters.index import ChromaAdrIndex
+from adr_review.adapters.index_mirror import IndexMirror
+from adr_review.core.chunking import ChunkParams
 
 SQLITE_MAX_VARIABLES = 32_766
 ONE_LINE = ChunkParams(target=24, maximum=24)  # every "fact DD LLLL kafkaK" line is its own chunk

@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from app.adapters.llm import PROMPT_HEADER, AnthropicLlm, make_llm
-from app.config import (
+from adr_review.adapters.llm import PROMPT_HEADER, AnthropicLlm, make_llm
+from adr_review.config import (
     DEFAULT_FALLBACK_MODEL,
     DEFAULT_MODELS,
     LlmSettings,
@@ -17,8 +17,8 @@ from app.config import (
     RepoConfig,
     Settings,
 )
-from app.core.results import Usage
-from app.pipeline.ports import LlmError, LlmRequest
+from adr_review.core.results import Usage
+from adr_review.pipeline.ports import LlmError, LlmRequest
 from tests.fakes.messages_server import FakeMessagesServer, Reply
 
 SCHEMA = {

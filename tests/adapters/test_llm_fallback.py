@@ -7,9 +7,9 @@ import json
 
 import pytest
 
-from app.adapters.llm import AnthropicLlm
-from app.config import LlmSettings
-from app.pipeline.ports import LlmError, LlmRequest
+from adr_review.adapters.llm import AnthropicLlm
+from adr_review.config import LlmSettings
+from adr_review.pipeline.ports import LlmError, LlmRequest
 from tests.fakes.messages_server import FakeMessagesServer, Reply
 
 ANSWER = {"citations": []}

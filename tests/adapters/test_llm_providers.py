@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import pytest
 
-from app.adapters.llm import AnthropicLlm, Connection, make_llm, provider_model_id, provider_of
-from app.config import PROVIDER_MODEL_IDS, LlmSettings, RepoConfig, Settings
-from app.entrypoints.action_env import ActionInputs, input_env_name
-from app.pipeline.ports import LlmError, LlmRequest
+from adr_review.adapters.llm import AnthropicLlm, Connection, make_llm, provider_model_id, provider_of
+from adr_review.config import PROVIDER_MODEL_IDS, LlmSettings, RepoConfig, Settings
+from adr_review.entrypoints.action_env import ActionInputs, input_env_name
+from adr_review.pipeline.ports import LlmError, LlmRequest
 from tests.fakes.messages_server import FakeMessagesServer, Reply
 
 ANSWER = {"citations": []}
@@ -195,14 +195,14 @@ def test_action_inputs_choose_the_provider_region_and_project() -> None:
         "proj-9",
     )
     assert not ActionInputs.from_env({}).model_available
-    from app.config import RepoConfigError
+    from adr_review.config import RepoConfigError
 
     with pytest.raises(RepoConfigError, match="provider"):
         ActionInputs.from_env({input_env_name("llm-provider"): "azure"}).apply(RepoConfig())
 
 
 def test_the_actions_llm_factory_follows_the_configs_provider(monkeypatch: pytest.MonkeyPatch) -> None:
-    from app.entrypoints.action_env import default_llm_factory
+    from adr_review.entrypoints.action_env import default_llm_factory
 
     monkeypatch.delenv("ADR_REVIEW_LLM_PROVIDER", raising=False)
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)

@@ -17,15 +17,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from app.adapters import xl_channel, xl_dictionary, xl_vectors
-from app.adapters.embeddings import EmbeddingError, Usem3EmbeddingFunction, canonical_name, embed_texts
-from app.adapters.index import ChromaAdrIndex
-from app.adapters.index_open import Synced, ensure_synced, open_index_for
-from app.adapters.xl_channel import multilingual_available, xl_wanted
-from app.config import RetrievalConfig
-from app.core.adr import parse_adr
-from app.core.results import Candidate
-from app.pipeline.recall import search_query
+from adr_review.adapters import xl_channel, xl_dictionary, xl_vectors
+from adr_review.adapters.embeddings import EmbeddingError, Usem3EmbeddingFunction, canonical_name, embed_texts
+from adr_review.adapters.index import ChromaAdrIndex
+from adr_review.adapters.index_open import Synced, ensure_synced, open_index_for
+from adr_review.adapters.xl_channel import multilingual_available, xl_wanted
+from adr_review.config import RetrievalConfig
+from adr_review.core.adr import parse_adr
+from adr_review.core.recall_query import search_query
+from adr_review.core.results import Candidate
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"
@@ -304,7 +304,7 @@ def test_the_dictionary_glosses_only_new_or_changed_adrs_and_survives_a_damaged_
 )
 def test_the_switch_reads_as_written_in_yaml(written: str, read: str) -> None:
     """YAML 1.1 reads an unquoted off / on / no as a boolean; the config takes the word the user wrote."""
-    from app.config import parse_repo_config
+    from adr_review.config import parse_repo_config
 
     assert parse_repo_config(f"retrieval:\n  multilingual: {written}\n").retrieval.multilingual == read
 
@@ -347,7 +347,7 @@ def test_auto_turns_the_channel_on_for_a_proposal_in_the_other_language_than_the
 def test_a_proposal_in_the_other_language_without_the_extra_is_told_so(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from app.adapters import index_search
+    from adr_review.adapters import index_search
 
     monkeypatch.setattr(index_search, "multilingual_available", lambda scorer: False)
     index, _synced = _sync(tmp_path, _folder(tmp_path, ENGLISH))

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from app.adapters import adr_files, parse_cache
-from app.adapters.adr_files import load_adr_folder, load_adr_folder_cached
-from app.core.adr import AdrParseError
+from adr_review.adapters import adr_files, parse_cache
+from adr_review.adapters.adr_files import load_adr_folder, load_adr_folder_cached
+from adr_review.core.adr import AdrParseError
 
 CORPORA = Path(__file__).resolve().parents[1] / "fixtures" / "corpora"
 HOUR_NS = 3600 * 10**9
@@ -101,8 +101,8 @@ def test_sections_are_stored_as_offsets_into_the_text(folder: Path, tmp_path: Pa
 
 
 def test_the_fast_decoder_agrees_with_serde(folder: Path, tmp_path: Path) -> None:
-    from app.core.adr import Adr
-    from app.core.serde import from_dict, to_dict
+    from adr_review.core.adr import Adr
+    from adr_review.core.serde import from_dict, to_dict
 
     cache = tmp_path / "parsed.json"
     load_adr_folder_cached(folder, cache)

@@ -13,7 +13,7 @@ import psycopg
 import pytest
 from psycopg import sql
 
-from app.adapters.state_postgres import PostgresStateStore, StoreError
+from adr_review.adapters.state_postgres import PostgresStateStore, StoreError
 
 HOSTILE = "p@ss:w/rd?#x%2F y&'\"\\"  # every character that breaks a URL, and some that break SQL
 

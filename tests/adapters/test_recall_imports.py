@@ -13,12 +13,12 @@ from pathlib import Path
 
 import pytest
 
-from app.adapters import chroma_store
-from app.adapters.index_open import ensure_synced, open_index_for
+from adr_review.adapters import chroma_store
+from adr_review.adapters.index_open import ensure_synced, open_index_for
 
 PROBE = (
     "import contextlib, io, sys\n"
-    "from app.cli import main\n"
+    "from adr_review.cli import main\n"
     "with contextlib.redirect_stdout(io.StringIO()):\n"
     "    code = main(sys.argv[1:])\n"
     "print('EXIT=%s CHROMADB=%s' % (code, 'chromadb' in sys.modules))\n"

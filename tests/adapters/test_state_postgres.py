@@ -12,9 +12,9 @@ from typing import Any
 import psycopg
 import pytest
 
-from app.adapters.state_postgres import PostgresStateStore, StoreError
-from app.adapters.state_postgres.migrations import MIGRATIONS
-from app.pipeline.queue import RunSpec
+from adr_review.adapters.state_postgres import PostgresStateStore, StoreError
+from adr_review.adapters.state_postgres.migrations import MIGRATIONS
+from adr_review.pipeline.queue import RunSpec
 
 NAMES = [fn.__name__ for fn in MIGRATIONS]
 

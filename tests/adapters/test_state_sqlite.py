@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from app.adapters.state_sqlite import SqliteStateStore, StoreError
-from app.adapters.state_sqlite.migrations import MIGRATIONS
-from app.pipeline.ports import AttemptInfo, InfrastructureError
-from app.pipeline.queue import RunSpec
+from adr_review.adapters.state_sqlite import SqliteStateStore, StoreError
+from adr_review.adapters.state_sqlite.migrations import MIGRATIONS
+from adr_review.pipeline.ports import AttemptInfo, InfrastructureError
+from adr_review.pipeline.queue import RunSpec
 
 NAMES = [fn.__name__ for fn in MIGRATIONS]
 

@@ -21,11 +21,11 @@ from pathlib import Path
 
 import pytest
 
-from app.adapters.state_sqlite import SqliteStateStore
-from app.core.results import Usage
-from app.pipeline.checkpoint import memo_for
-from app.pipeline.ports import AttemptInfo, StateStore
-from app.pipeline.queue import Delivery, RunSpec
+from adr_review.adapters.state_sqlite import SqliteStateStore
+from adr_review.core.results import Usage
+from adr_review.pipeline.checkpoint import memo_for
+from adr_review.pipeline.ports import AttemptInfo, StateStore
+from adr_review.pipeline.queue import Delivery, RunSpec
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -48,7 +48,7 @@ def _sqlite_file(request: pytest.FixtureRequest, tmp: Path) -> Engine:
     path = tmp / "state.sqlite3"
     return Engine(
         open=lambda clock: SqliteStateStore(path, clock=clock),
-        child_source=f"from app.adapters.state_sqlite import SqliteStateStore\nstore = SqliteStateStore({str(path)!r})",
+        child_source=f"from adr_review.adapters.state_sqlite import SqliteStateStore\nstore = SqliteStateStore({str(path)!r})",
     )
 
 
@@ -58,12 +58,12 @@ def _sqlite_memory(request: pytest.FixtureRequest, tmp: Path) -> Engine:
 
 def _postgres(request: pytest.FixtureRequest, tmp: Path) -> Engine:
     """A real PostgreSQL server (tests/postgres.py), a fresh schema per test."""
-    from app.adapters.state_postgres import PostgresStateStore
+    from adr_review.adapters.state_postgres import PostgresStateStore
 
     url = request.getfixturevalue("postgres").new_url()
     return Engine(
         open=lambda clock: PostgresStateStore(url, clock=clock, pool_size=12),
-        child_source=f"from app.adapters.state_postgres import PostgresStateStore\nstore = PostgresStateStore({url!r})",
+        child_source=f"from adr_review.adapters.state_postgres import PostgresStateStore\nstore = PostgresStateStore({url!r})",
     )
 
 
@@ -549,7 +549,7 @@ def test_health_counts_depth_and_age(store: StateStore, clock: Clock) -> None:
 CHILD = textwrap.dedent(
     """
     import sys, time
-    from app.pipeline.ports import AttemptInfo
+    from adr_review.pipeline.ports import AttemptInfo
     {open}
     me, start = sys.argv[1], float(sys.argv[2])
     while time.time() < start:

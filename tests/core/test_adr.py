@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from app.core.adr import (
+from adr_review.core.adr import (
     SECTIONS,
     Adr,
     AdrLink,

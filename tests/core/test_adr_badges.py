@@ -1,5 +1,5 @@
-"""Statuses stated by badges, Docusaurus page-slug ids and the front matter title (app/core/adr/badges.py,
-app/core/adr/parse.py): table-driven on the forms real collections use, and property-based on the
+"""Statuses stated by badges, Docusaurus page-slug ids and the front matter title (app/adr_review/core/adr/badges.py,
+app/adr_review/core/adr/parse.py): table-driven on the forms real collections use, and property-based on the
 shields.io URL encoding and on badges that say nothing about the status."""
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from app.core.adr import STATUS_WORDS, normalize_status, parse_adr
-from app.core.adr.badges import badge_text
+from adr_review.core.adr import STATUS_WORDS, normalize_status, parse_adr
+from adr_review.core.adr.badges import badge_text
 
 SHIELD = "https://img.shields.io/badge"
 

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from app.adapters.adr_files import load_adr_folder
-from app.core.adr import AdrLink
+from adr_review.adapters.adr_files import load_adr_folder
+from adr_review.core.adr import AdrLink
 
 COLLECTIONS = Path(__file__).resolve().parents[1] / "fixtures" / "collections"
 

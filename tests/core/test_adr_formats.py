@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from app.core.adr import Adr, AdrLink, normalize_status, parse_adr
-from app.core.adr_paths import adr_stem, is_adr_candidate, select_adr_files
+from adr_review.core.adr import Adr, AdrLink, normalize_status, parse_adr
+from adr_review.core.adr_paths import adr_stem, is_adr_candidate, select_adr_files
 
 
 def _adr(path: str, text: str) -> Adr:

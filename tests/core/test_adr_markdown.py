@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from app.core.adr import AdrParseError, parse_adr, reader_blocks, text_reader_blocks
-from app.core.adr.markdown import MAX_INLINE_STEPS, plain_text, read_markdown
-from app.core.text import contains_verbatim
+from adr_review.core.adr import AdrParseError, parse_adr, reader_blocks, text_reader_blocks
+from adr_review.core.adr.markdown import MAX_INLINE_STEPS, plain_text, read_markdown
+from adr_review.core.text import contains_verbatim
 
 
 def _adr(text: str, path: str = "0001-x.md"):  # type: ignore[no-untyped-def]

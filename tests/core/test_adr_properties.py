@@ -17,11 +17,11 @@ from hypothesis import strategies as st
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
-from app.core.adr import AdrParseError, parse_adr, reader_blocks
-from app.core.feedback import finding_ids
-from app.core.markdown_safe import sanitize_block, sanitize_code, sanitize_inline
-from app.core.render import render_comment
-from app.core.text import contains_verbatim
+from adr_review.core.adr import AdrParseError, parse_adr, reader_blocks
+from adr_review.core.feedback import finding_ids
+from adr_review.core.markdown_safe import sanitize_block, sanitize_code, sanitize_inline
+from adr_review.core.render import render_comment
+from adr_review.core.text import contains_verbatim
 from tests.core.test_render import LINK_BASE, english_review
 from tests.core.test_sanitize import DOLLAR_SPAN, assert_no_math
 

@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from app.core.chunk_scores import chunk_scores
+from adr_review.core.chunk_scores import chunk_scores
 
 
 def _scores(docs: list[list[float]], t: float) -> list[float]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from app.core.chunking import ChunkParams, chunk_text
+from adr_review.core.chunking import ChunkParams, chunk_text
 
 P = ChunkParams(target=300, maximum=500)
 

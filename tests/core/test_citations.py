@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from app.core.adr import Adr, AdrLink, canonical_id_key
-from app.core.citations import (
+from adr_review.core.adr import Adr, AdrLink, canonical_id_key
+from adr_review.core.citations import (
     DUPLICATE,
     EMPTY_REASON,
     MALFORMED,
@@ -28,7 +28,7 @@ from app.core.citations import (
     successor_of,
     verify_citations,
 )
-from app.core.passages import reader_passages
+from adr_review.core.passages import reader_passages
 
 
 def cand(adr_id: str, markdown: str) -> CandidateText:

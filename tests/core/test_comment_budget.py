@@ -7,8 +7,8 @@ from collections.abc import Callable
 
 import pytest
 
-from app.core.render import render_comment
-from app.core.results import Review
+from adr_review.core.render import render_comment
+from adr_review.core.results import Review
 from tests.core.test_render import LINK_BASE, english_review, japanese_review
 
 

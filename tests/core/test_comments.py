@@ -1,11 +1,11 @@
-"""The comment rules (app/core/comments.py): the adapter, the publish step and the fakes all ask them."""
+"""The comment rules (app/adr_review/core/comments.py): the adapter, the publish step and the fakes all ask them."""
 
 from __future__ import annotations
 
 import pytest
 
-from app.core.comments import ours_per_path, pick_comment, upsert_step
-from app.pipeline.ports import RepoComment
+from adr_review.core.comments import ours_per_path, pick_comment, upsert_step
+from adr_review.pipeline.ports import RepoComment
 
 ME = "adr-review[bot]"
 

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from app.core.diff import DiffFile, parse_diff
+from adr_review.core.diff import DiffFile, parse_diff
 
 GIT = """\
 commit 0123456789abcdef

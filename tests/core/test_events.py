@@ -1,4 +1,4 @@
-"""Payload reading (app/core/events.py): one field map, two modes, checked on every recorded payload."""
+"""Payload reading (app/adr_review/core/events.py): one field map, two modes, checked on every recorded payload."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from app.core.events import FIELDS, EventError, ack_event, delivery_facts, read_event
-from app.core.triggers import CommentEvent, OtherEvent, PullRequestEvent, ReindexEvent
+from adr_review.core.events import FIELDS, EventError, ack_event, delivery_facts, read_event
+from adr_review.core.triggers import CommentEvent, OtherEvent, PullRequestEvent, ReindexEvent
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "github"
 # sha256 of each verbatim copy's source in shared/github-payloads (see README.md there)

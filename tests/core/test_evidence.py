@@ -8,8 +8,8 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from app.core.adr import parse_adr
-from app.core.evidence import (
+from adr_review.core.adr import parse_adr
+from adr_review.core.evidence import (
     HEAD,
     Background,
     EvidenceModel,
@@ -20,10 +20,10 @@ from app.core.evidence import (
     linked_paths,
     shown_band,
 )
-from app.core.evidence_model import DEFAULT_EVIDENCE
-from app.core.fusion import DocScores, FusionParams, rank
-from app.core.lexical import LexicalIndex
-from app.core.results import Candidate
+from adr_review.core.evidence_model import DEFAULT_EVIDENCE
+from adr_review.core.fusion import DocScores, FusionParams, rank
+from adr_review.core.lexical import LexicalIndex
+from adr_review.core.results import Candidate
 
 MODEL = EvidenceModel(intercept=0.0, weights={}, floor=0.1, med=0.25, high=0.5)
 

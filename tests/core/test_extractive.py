@@ -8,18 +8,18 @@ from pathlib import Path
 
 import pytest
 
-from app.core.adr import parse_adr
-from app.core.citations import check_quote
-from app.core.evidence import EvidenceModel
-from app.core.extractive import (
+from adr_review.core.adr import parse_adr
+from adr_review.core.citations import check_quote
+from adr_review.core.evidence import EvidenceModel
+from adr_review.core.extractive import (
     MAX_REASON_CHARS,
     best_sentence,
     pick_extractive,
     sentence_spans,
 )
-from app.core.passages import passages_of
-from app.core.results import Candidate
-from app.core.text import tokenize
+from adr_review.core.passages import passages_of
+from adr_review.core.results import Candidate
+from adr_review.core.text import tokenize
 
 CORPORA = Path(__file__).resolve().parents[1] / "fixtures" / "corpora"
 

@@ -1,4 +1,4 @@
-"""Finding ids, the Adopted boxes and the comment's ledger (app/core/feedback.py): table-driven for the
+"""Finding ids, the Adopted boxes and the comment's ledger (app/adr_review/core/feedback.py): table-driven for the
 rules, property-based for what reads untrusted comment bodies."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from app.core.commands import parse_command
-from app.core.feedback import (
+from adr_review.core.commands import parse_command
+from adr_review.core.feedback import (
     Ledger,
     Revision,
     Shown,
@@ -25,8 +25,8 @@ from app.core.feedback import (
     tick_changes,
     with_ledger,
 )
-from app.core.results import Finding
-from app.core.triggers import Actor, CommentEvent, decide
+from adr_review.core.results import Finding
+from adr_review.core.triggers import Actor, CommentEvent, decide
 
 F = Finding(("devils_advocate",), "No cost ceiling", "high", "revise_adr", "We call a model", "Decision",
             "No cap.", "Add a cap.", "cost-ceiling")  # fmt: skip
@@ -191,9 +191,9 @@ def test_dismiss_is_a_collaborators_command(association: str, permission: str | 
 
 
 def test_the_ledger_line_stays_under_its_cap_and_the_comment_under_githubs_limit() -> None:
-    from app.core.feedback import LEDGER_CAP
-    from app.core.marker import Marker, with_marker
-    from app.core.render import DEFAULT_BUDGET, GITHUB_COMMENT_LIMIT
+    from adr_review.core.feedback import LEDGER_CAP
+    from adr_review.core.marker import Marker, with_marker
+    from adr_review.core.render import DEFAULT_BUDGET, GITHUB_COMMENT_LIMIT
 
     ledger = Ledger()
     for i in range(40):

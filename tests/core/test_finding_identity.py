@@ -1,4 +1,4 @@
-"""One finding counts once (app/core/finding_identity.py): when a finding raised on a revision of the ADR
+"""One finding counts once (app/adr_review/core/finding_identity.py): when a finding raised on a revision of the ADR
 is the one the comment showed before, in other words. Table-driven; `PAIRS` is also the data the
 threshold was set on (hand-written: rewordings of one finding, and different findings of one ADR that
 share its vocabulary, in English and Japanese; never a real model's output)."""
@@ -9,8 +9,8 @@ import dataclasses
 
 import pytest
 
-from app.core import finding_identity as fi
-from app.core.feedback import (
+from adr_review.core import finding_identity as fi
+from adr_review.core.feedback import (
     Ledger,
     Revision,
     Shown,
@@ -22,9 +22,16 @@ from app.core.feedback import (
     shown_of,
     with_ledger,
 )
-from app.core.finding_identity import SAME_SIMILARITY, alike, match_known, same_finding, shown_ids, signature
-from app.core.finding_signature import Signature
-from app.core.results import Finding
+from adr_review.core.finding_identity import (
+    SAME_SIMILARITY,
+    alike,
+    match_known,
+    same_finding,
+    shown_ids,
+    signature,
+)
+from adr_review.core.finding_signature import Signature
+from adr_review.core.results import Finding
 
 # (label, (title, gap) of the finding shown, (title, gap) raised on the revision, the same finding?)
 PAIRS: list[tuple[str, tuple[str, str], tuple[str, str], bool]] = [
@@ -365,7 +372,7 @@ def test_signatures_survive_the_ledger_and_a_damaged_one_is_ignored() -> None:
 
 
 def test_the_ledger_with_signatures_stays_under_its_cap_and_keeps_the_latest_ones() -> None:
-    from app.core.feedback import LEDGER_CAP
+    from adr_review.core.feedback import LEDGER_CAP
 
     ledger = Ledger()
     for i in range(20):

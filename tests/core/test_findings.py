@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from app.core.adr import parse_adr
-from app.core.finding_checks import adr_ids_named, known_adr_ids, verify_finding
-from app.core.findings import (
+from adr_review.core.adr import parse_adr
+from adr_review.core.finding_checks import adr_ids_named, known_adr_ids, verify_finding
+from adr_review.core.findings import (
     ACTIONABILITIES,
     SEVERITIES,
     clamp_score,
@@ -27,9 +27,9 @@ from app.core.findings import (
     risk_priority,
     severity_from_rpn,
 )
-from app.core.noise_budget import cap_findings, rank_findings
-from app.core.passages import reader_passages
-from app.core.results import Finding
+from adr_review.core.noise_budget import cap_findings, rank_findings
+from adr_review.core.passages import reader_passages
+from adr_review.core.results import Finding
 
 SEED_002 = Path(__file__).resolve().parents[1] / "fixtures" / "seeds" / "002_da59eb14823afb63.txt"
 

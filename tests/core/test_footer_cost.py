@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from app.core.render import render_comment
-from app.core.results import Review, RunMeta, Usage
+from adr_review.core.render import render_comment
+from adr_review.core.results import Review, RunMeta, Usage
 
 
 def review(usage: Usage, language: str = "en") -> Review:

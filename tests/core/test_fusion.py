@@ -6,9 +6,9 @@ from dataclasses import replace
 
 import pytest
 
-from app.core.adr import Adr, parse_adr
-from app.core.fusion import DocScores, FusionParams, empty_result, fuse, mmr, qualify, rank
-from app.core.results import Candidate
+from adr_review.core.adr import Adr, parse_adr
+from adr_review.core.fusion import DocScores, FusionParams, empty_result, fuse, mmr, qualify, rank
+from adr_review.core.results import Candidate
 
 
 def adr(n: int, title: str | None = None) -> Adr:

@@ -1,4 +1,4 @@
-"""The dictionary cross-language view (app/core/gloss.py): segmentation, glossing, passage scores.
+"""The dictionary cross-language view (app/adr_review/core/gloss.py): segmentation, glossing, passage scores.
 The lexicon here is a hand-written toy (a few JMdict-like entries), not JMdict."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from app.core import gloss as g
+from adr_review.core import gloss as g
 
 LEX = {
     "住所": ["address (e.g. of house)", "residence"],

@@ -7,9 +7,9 @@ from dataclasses import replace
 
 import pytest
 
-from app.core.adr import parse_adr
-from app.core.diff import parse_diff
-from app.core.guard import (
+from adr_review.core.adr import parse_adr
+from adr_review.core.diff import parse_diff
+from adr_review.core.guard import (
     Evidence,
     Implicated,
     build_query,
@@ -184,10 +184,10 @@ def test_check_refuses_what_is_not_verbatim(change: object, problem: str | None)
 
 
 def test_rerank_orders_by_bm25_and_scores_every_candidate() -> None:
-    from app.core.evidence import Background
-    from app.core.evidence_model import DEFAULT_EVIDENCE
-    from app.core.guard import rerank
-    from app.core.results import Candidate
+    from adr_review.core.evidence import Background
+    from adr_review.core.evidence_model import DEFAULT_EVIDENCE
+    from adr_review.core.guard import rerank
+    from adr_review.core.results import Candidate
 
     def cand(path: str, bm25: float, fused: float) -> Candidate:
         return Candidate(adr(path, "Accepted"), None, bm25, 0.0, fused, True, "")  # type: ignore[arg-type]

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import re
 
-from app.core.adr import parse_adr
-from app.core.guard import Evidence, Implicated
-from app.core.render import render_guard
+from adr_review.core.adr import parse_adr
+from adr_review.core.guard import Evidence, Implicated
+from adr_review.core.render import render_guard
 
 HOSTILE = parse_adr(
     "0009-x.md",

@@ -11,11 +11,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import app.core.adr.parse as parse_module
-from app.adapters import embeddings
-from app.core.adr import AdrParseError, canonical_id_key, fold_id, parse_adr
-from app.core.serde import to_dict
-from app.core.text import MAX_NON_STARTERS, cap_non_starters, nfkc, normalize, normalize_for_match
+import adr_review.core.adr.parse as parse_module
+from adr_review.adapters import embeddings
+from adr_review.core.adr import AdrParseError, canonical_id_key, fold_id, parse_adr
+from adr_review.core.serde import to_dict
+from adr_review.core.text import MAX_NON_STARTERS, cap_non_starters, nfkc, normalize, normalize_for_match
 
 HANG_DEADLINE_S = 60.0  # a hang detector, not a budget: the capped work takes milliseconds
 

@@ -1,12 +1,12 @@
-"""The Judge's "already covered" claims (app/core/finding_checks.py): a claim holds only when its passage
+"""The Judge's "already covered" claims (app/adr_review/core/finding_checks.py): a claim holds only when its passage
 is verbatim in the ADR, stands in a section that can cover a risk, and is about the finding's subject."""
 
 from __future__ import annotations
 
 import pytest
 
-from app.core.adr import Adr, parse_adr
-from app.core.finding_checks import (
+from adr_review.core.adr import Adr, parse_adr
+from adr_review.core.finding_checks import (
     COVERING_SECTIONS,
     MIN_SUBJECT_OVERLAP,
     check_exclusion,
@@ -15,7 +15,7 @@ from app.core.finding_checks import (
     judge_exclusions,
     subject_overlap,
 )
-from app.core.results import Finding
+from adr_review.core.results import Finding
 
 ADR_EN = parse_adr(
     "0042-queue.md",

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 from rank_bm25 import BM25Okapi
 
-from app.core.lexical import Bm25Params, LexicalIndex
-from app.core.text import search_tokens
+from adr_review.core.lexical import Bm25Params, LexicalIndex
+from adr_review.core.text import search_tokens
 
 TEXTS = [
     "Use PostgreSQL for the order service. PostgreSQL gives us transactions.",

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from app.core.diff import DiffFile, DiffLine
-from app.core.manifests import dependencies
+from adr_review.core.diff import DiffFile, DiffLine
+from adr_review.core.manifests import dependencies
 
 
 def _file(path: str, added: list[str], removed: list[str] = []) -> DiffFile:  # noqa: B006

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import pytest
 
-from app.core.findings import (
+from adr_review.core.findings import (
     clamp_confidence,
     dedupe_findings,
     premortem_severity,
 )
-from app.core.noise_budget import budget_findings, rank_findings
-from app.core.results import Finding
+from adr_review.core.noise_budget import budget_findings, rank_findings
+from adr_review.core.results import Finding
 
 
 def finding(title: str, severity: str = "medium", confidence: float | None = None, **kw: object) -> Finding:

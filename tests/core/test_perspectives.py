@@ -12,7 +12,7 @@ import yaml
 from hypothesis import given
 from hypothesis import strategies as st
 
-from app.core.perspectives import (
+from adr_review.core.perspectives import (
     WEIGHT_FLOOR,
     ConstitutionError,
     Perspective,

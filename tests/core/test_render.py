@@ -14,9 +14,9 @@ import pytest
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
-from app.core.feedback import finding_ids
-from app.core.marker import parse_marker
-from app.core.render import (
+from adr_review.core.feedback import finding_ids
+from adr_review.core.marker import parse_marker
+from adr_review.core.render import (
     DEFAULT_BUDGET,
     GITHUB_COMMENT_LIMIT,
     LABELS,
@@ -26,7 +26,7 @@ from app.core.render import (
     render_comment,
     render_step_summary,
 )
-from app.core.results import (
+from adr_review.core.results import (
     INTERNAL_ERROR,
     BlindSpotResult,
     Citation,

@@ -1,4 +1,4 @@
-"""The feedback report's numbers and verdict (app/core/report.py), and its Markdown (render_report)."""
+"""The feedback report's numbers and verdict (app/adr_review/core/report.py), and its Markdown (render_report)."""
 
 from __future__ import annotations
 
@@ -8,10 +8,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from app.core.outcomes import AdrOutcome, FindingOutcome
-from app.core.render import render_report
-from app.core.report import MIN_SHOWN, build_report, most_dismissed, report_dict, verdict
-from app.core.report_view import mermaid_label, pct
+from adr_review.core.outcomes import AdrOutcome, FindingOutcome
+from adr_review.core.render import render_report
+from adr_review.core.report import MIN_SHOWN, build_report, most_dismissed, report_dict, verdict
+from adr_review.core.report_view import mermaid_label, pct
 
 REPO = "acme/shop"
 DAY = 86_400.0
@@ -283,7 +283,7 @@ def test_percent(rate: float | None, want: str) -> None:
 
 
 def test_english_and_japanese_have_the_same_report_strings() -> None:
-    from app.core import render
+    from adr_review.core import render
 
     tables = render._catalog(None).report
     assert tables["en"] and set(tables["en"]) == set(tables["ja"])

@@ -9,15 +9,15 @@ import pytest
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
-from app.core.markdown_safe import (
+from adr_review.core.markdown_safe import (
     UnsanitizedOutput,
     Untrusted,
     sanitize_block,
     sanitize_code,
     sanitize_inline,
 )
-from app.core.marker import MARKER_PREFIX, marker, parse_marker
-from app.core.render import _env
+from adr_review.core.marker import MARKER_PREFIX, marker, parse_marker
+from adr_review.core.render import _env
 
 MD = MarkdownIt("commonmark", {"html": True}).enable("table").enable("strikethrough")
 

@@ -1,6 +1,6 @@
 import pytest
 
-from app.core.text import (
+from adr_review.core.text import (
     contains_verbatim,
     is_japanese,
     normalize,

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from app.core.text import _is_cjk, is_japanese
+from adr_review.core.text import _is_cjk, is_japanese
 
 CORPORA = Path(__file__).resolve().parents[1] / "fixtures" / "corpora"
 

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from app.config import DEFAULT_ADR_GLOBS
-from app.core.events import read_event
-from app.core.marker import marker
-from app.core.triggers import (
+from adr_review.config import DEFAULT_ADR_GLOBS
+from adr_review.core.events import read_event
+from adr_review.core.marker import marker
+from adr_review.core.triggers import (
     ALL_STAGES,
     Actor,
     ChangedFile,

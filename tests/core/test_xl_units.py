@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from app.core.adr import parse_adr
-from app.core.xl_units import adr_passages, passages_key, query_passages
+from adr_review.core.adr import parse_adr
+from adr_review.core.xl_units import adr_passages, passages_key, query_passages
 
 ADR = """# ADR-0006: Log retention and personal data
 

@@ -16,15 +16,15 @@ from typing import Any
 import pytest
 import responses
 
-from app.adapters.github import GitHubAdapter
-from app.config import RepoConfig
-from app.core.marker import parse_marker
-from app.core.results import Candidate, RetrievalResult, Usage
-from app.core.text import tokenize
-from app.entrypoints.action import run_action
-from app.entrypoints.action_env import INPUTS, OUTPUTS, input_env_name
-from app.entrypoints.workflow_commands import output_block
-from app.pipeline.ports import GitHubPort, InfrastructureError, LlmPort, SyncReport
+from adr_review.adapters.github import GitHubAdapter
+from adr_review.config import RepoConfig
+from adr_review.core.marker import parse_marker
+from adr_review.core.results import Candidate, RetrievalResult, Usage
+from adr_review.core.text import tokenize
+from adr_review.entrypoints.action import run_action
+from adr_review.entrypoints.action_env import INPUTS, OUTPUTS, input_env_name
+from adr_review.entrypoints.workflow_commands import output_block
+from adr_review.pipeline.ports import GitHubPort, InfrastructureError, LlmPort, SyncReport
 from tests.fakes.blindspot_answers import da_answer, judge_echo_answer, pm_answer
 from tests.fakes.github_api import FakeGitHub, Fault
 from tests.fakes.llm import FakeLlm
@@ -527,8 +527,8 @@ def test_a_refused_api_key_fails_the_step_naming_the_input_and_the_comment_still
     h: Harness, fake_anthropic: FakeMessagesServer
 ) -> None:
     """The real adapter against the fake Messages API answering 401 to every call."""
-    from app.adapters.llm import make_llm
-    from app.config import Settings
+    from adr_review.adapters.llm import make_llm
+    from adr_review.config import Settings
 
     for prompt in ("recall-pre-gate", "blindspot-devils-advocate", "blindspot-premortem", "blindspot-judge"):
         fake_anthropic.set_default(prompt, Reply(status=401))
@@ -568,7 +568,7 @@ def test_not_in_actions_is_a_clear_error() -> None:
 
 
 def test_the_model_cache_goes_into_the_cached_folder() -> None:
-    from app.entrypoints.action_env import export_model_cache
+    from adr_review.entrypoints.action_env import export_model_cache
 
     env: dict[str, str] = {}
     export_model_cache(env, Path("/ws/.adr-review"))
@@ -641,7 +641,7 @@ def test_every_action_yml_input_is_read_by_the_entrypoint() -> None:
     and the entrypoint reads no input that action.yml does not declare."""
     import inspect
 
-    from app.entrypoints.action_env import LIMIT_INPUTS, MODEL_INPUTS, ActionInputs
+    from adr_review.entrypoints.action_env import LIMIT_INPUTS, MODEL_INPUTS, ActionInputs
 
     declared = set(load_yaml(ROOT / "action.yml")["inputs"])
     assert set(SAMPLE_INPUTS) == declared
@@ -705,7 +705,7 @@ def test_the_cli_command_runs_the_action_with_the_production_factories(
 ) -> None:
     """`adr-review action --dry-run` as the container runs it: real PyGithub, no API key (extractive),
     the production index (or, where it cannot be opened, a degraded recall that says so)."""
-    from app.cli import main
+    from adr_review.cli import main
 
     open_pr(h)
     event = h.tmp / "event.json"
@@ -733,7 +733,7 @@ def test_the_cli_command_runs_the_action_with_the_production_factories(
 
 
 def test_the_action_runs_the_shared_pr_use_case(h: Harness, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The Action and the App run one flow: app.pipeline.pr.plan, then run_target per target (the App's
+    """The Action and the App run one flow: adr_review.pipeline.pr.plan, then run_target per target (the App's
     side of this is tests/server/test_app_runs.py::test_the_app_runs_the_shared_pr_use_case)."""
     from tests.fakes.spies import record_pr_calls
 
@@ -909,8 +909,8 @@ def test_an_invalid_cap_input_is_a_clear_error(h: Harness) -> None:
 
 
 def test_a_dismiss_command_is_acknowledged_and_the_scheduled_run_reads_the_answers(h: Harness) -> None:
-    from app.adapters.state_sqlite import SqliteStateStore
-    from app.core.feedback import read_ticks
+    from adr_review.adapters.state_sqlite import SqliteStateStore
+    from adr_review.core.feedback import read_ticks
     from tests.fakes.boxes import click_box
 
     open_pr(h)
@@ -946,7 +946,7 @@ def test_a_scheduled_run_without_pull_request_access_still_reindexes_and_says_wh
 def test_done_when_the_scheduled_jobs_summary_reports_the_answers_it_just_read(h: Harness) -> None:
     """The scheduled run's cache is the default branch's, which holds none of the PR jobs' records: its
     report is made of what it has just read from the comments, so the window ends after the reading."""
-    from app.core.feedback import read_ticks
+    from adr_review.core.feedback import read_ticks
     from tests.fakes.boxes import click_box
 
     open_pr(h)
@@ -964,7 +964,7 @@ def test_a_revision_that_rewords_a_finding_keeps_its_id_in_the_comment_and_the_j
     h: Harness,
 ) -> None:
     """The job summary shows the findings under the ids their comment shows (what `dismiss` takes)."""
-    from app.core.feedback import read_ticks
+    from adr_review.core.feedback import read_ticks
 
     open_pr(h)
     h.run("pull_request", "pull_request__opened.payload.json")

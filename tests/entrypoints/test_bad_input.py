@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from app.cli import main
-from app.entrypoints.action import run_action
+from adr_review.cli import main
+from adr_review.entrypoints.action import run_action
 from tests.entrypoints.test_action import Harness, h, open_pr  # noqa: F401 - h is a fixture
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -288,7 +288,7 @@ def test_an_unexpected_failure_is_one_line_not_a_traceback(
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    from app.entrypoints.commands import index
+    from adr_review.entrypoints.commands import index
 
     def explode(_args: object) -> int:
         raise raised
@@ -304,7 +304,7 @@ def test_an_unexpected_failure_is_one_line_not_a_traceback(
 def test_the_installed_command_prints_no_traceback(work: Path) -> None:
     """End to end through the console script: a store under a file is one line, exit 1."""
     proc = subprocess.run(
-        [sys.executable, "-m", "app", "index", "--adr-dir", "adrs", "--store", "a-file/x"],
+        [sys.executable, "-m", "adr_review", "index", "--adr-dir", "adrs", "--store", "a-file/x"],
         cwd=work,
         capture_output=True,
         text=True,

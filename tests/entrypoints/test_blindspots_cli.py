@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from app.cli import main
+from adr_review.cli import main
 from tests.fakes.blindspot_answers import da_answer, judge_echo_answer, pm_answer
 from tests.fakes.messages_server import FakeMessagesServer, Reply, request_text
 

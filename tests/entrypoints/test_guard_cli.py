@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from app.cli import main
+from adr_review.cli import main
 
 ADRS = {
     "0001-postgres.md": (

@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
-from app.cli import main
-from app.core.adr import parse_adr
-from app.core.adr_list import as_json, list_folder
+from adr_review.cli import main
+from adr_review.core.adr import parse_adr
+from adr_review.core.adr_list import as_json, list_folder
 
 DFE = Path(__file__).resolve().parents[1] / "fixtures" / "collections" / "dfe-buy-for-your-school"
 

@@ -1,4 +1,4 @@
-"""The worker role's liveness signal (app/entrypoints/liveness.py): a heartbeat file rewritten while
+"""The worker role's liveness signal (app/adr_review/entrypoints/liveness.py): a heartbeat file rewritten while
 the process is healthy, and `adr-review health --worker` failing once it is stale. The real process
 (a SIGSTOPped worker stops beating) is tests/server/test_app_process.py."""
 
@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from app.cli import main
-from app.entrypoints.liveness import Liveness, stale, unhealthy
+from adr_review.cli import main
+from adr_review.entrypoints.liveness import Liveness, stale, unhealthy
 
 OK = {"workers_alive": 2, "background_alive": True, "store_ok": True}
 

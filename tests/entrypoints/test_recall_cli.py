@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from app.cli import main
-from app.core.text import contains_verbatim
+from adr_review.cli import main
+from adr_review.core.text import contains_verbatim
 from tests.fakes.messages_server import FakeMessagesServer
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
@@ -42,7 +42,7 @@ def recall_json(
 
 
 def summaries() -> dict[str, str]:
-    from app.adapters.adr_files import load_adr_folder
+    from adr_review.adapters.adr_files import load_adr_folder
 
     adrs, _ = load_adr_folder(EXAMPLES / "adr")
     return {a.adr_id: a.summary for a in adrs}
@@ -121,8 +121,8 @@ def test_human_output_shows_mode_citations_and_candidates(
 
 
 def test_human_output_marks_a_reason_quoted_from_the_proposal() -> None:
-    from app.core.results import Citation, RecallResult, Usage
-    from app.entrypoints.commands.recall import format_citations
+    from adr_review.core.results import Citation, RecallResult, Usage
+    from adr_review.entrypoints.commands.recall import format_citations
 
     def cite(adr_id: str, reason: str, source: Any) -> Citation:
         return Citation(adr_id, f"{adr_id}.md", "T", "accepted", "med", reason, quoted_from=source)

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from app.adapters.state_sqlite import SqliteStateStore
-from app.cli import main
-from app.core.feedback import Ledger, Revision, Shown
+from adr_review.adapters.state_sqlite import SqliteStateStore
+from adr_review.cli import main
+from adr_review.core.feedback import Ledger, Revision, Shown
 
 REPO, PR, PATH = "acme/shop", 7, "docs/adr/0008-kafka.md"
 IDS = ("aaaa0001", "bbbb0002", "cccc0003", "dddd0004")

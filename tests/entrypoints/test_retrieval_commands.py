@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from app.cli import main
+from adr_review.cli import main
 
 ADRS = {
     "0001-record-decisions.md": ("Record architecture decisions", "We record decisions as ADRs in markdown."),
@@ -196,7 +196,7 @@ class _Stream:
 
 
 def test_progress_is_a_bar_on_a_terminal_and_plain_lines_otherwise() -> None:
-    from app.entrypoints.commands.common import progress_reporter
+    from adr_review.entrypoints.commands.common import progress_reporter
 
     tty, log = _Stream(True), _Stream(False)
     for stream in (tty, log):

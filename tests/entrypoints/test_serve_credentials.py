@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from app.config import AppSettings
-from app.entrypoints.commands.serve_auth import missing_credentials
+from adr_review.config import AppSettings
+from adr_review.entrypoints.commands.serve_auth import missing_credentials
 
 APP = {"ADR_REVIEW_APP_ID": "1", "ADR_REVIEW_APP_PRIVATE_KEY": "pem"}
 SECRET = {"ADR_REVIEW_WEBHOOK_SECRET": "s"}

@@ -12,15 +12,15 @@ from typing import Any
 import pytest
 import yaml
 
-from app.adapters.state_sqlite import SqliteStateStore
-from app.cli import main
-from app.core.feedback import Ledger, Revision, Shown
-from app.core.outcomes import FindingOutcome
-from app.evals.golden.cases import RECORDING_SUFFIX, load_cases
-from app.evals.golden.dismissed import library_path_for, negative_case, prompt_for
-from app.evals.golden.runner import case_key
-from app.evals.golden.suites import suite_for
-from app.prompts import PROMPTS_DIR, load_prompt
+from adr_review.adapters.state_sqlite import SqliteStateStore
+from adr_review.cli import main
+from adr_review.core.feedback import Ledger, Revision, Shown
+from adr_review.core.outcomes import FindingOutcome
+from adr_review.evals.golden.cases import RECORDING_SUFFIX, load_cases
+from adr_review.evals.golden.dismissed import library_path_for, negative_case, prompt_for
+from adr_review.evals.golden.runner import case_key
+from adr_review.evals.golden.suites import suite_for
+from adr_review.prompts import PROMPTS_DIR, load_prompt
 from tests.evals.test_prompt_eval import case, run_eval
 
 PROMPT = "blindspot-premortem"

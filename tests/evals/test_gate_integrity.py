@@ -17,9 +17,9 @@ from typing import Any
 
 import pytest
 
-from app.entrypoints.commands import eval_prompts
-from app.evals.golden.cases import RECORDING_SUFFIX
-from app.prompts import PROMPTS_DIR
+from adr_review.entrypoints.commands import eval_prompts
+from adr_review.evals.golden.cases import RECORDING_SUFFIX
+from adr_review.prompts import PROMPTS_DIR
 from tests.evals.test_prompt_eval import by_name, case, edit_recording, failed_checks, run_eval
 from tests.fakes.messages_server import FakeMessagesServer, Reply
 
@@ -312,7 +312,7 @@ def test_a_recording_whose_thresholds_or_caps_changed_is_stale(
 def test_a_threshold_changed_in_the_code_is_stale_too(
     prompts_copy: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from app.evals.golden import runner
+    from adr_review.evals.golden import runner
 
     # (every meta.yaml sets schema_valid_rate itself; a default no prompt overrides is in force)
     monkeypatch.setattr(runner, "COMMON_THRESHOLDS", {**runner.COMMON_THRESHOLDS, "max_cost_usd": 100.0})
@@ -345,7 +345,7 @@ def test_a_threshold_changed_in_the_code_is_stale_too(
     ],
 )
 def test_only_the_providers_own_api_host_is_live(base_url: str, source: str) -> None:
-    from app.evals.golden.cases import answer_source
+    from adr_review.evals.golden.cases import answer_source
 
     assert answer_source(base_url) == source
 
@@ -373,7 +373,7 @@ def test_a_live_record_through_a_proxy_at_127_0_0_2_is_not_labelled_live(
 
 
 def test_the_label_comes_from_the_url_the_client_sends_to(monkeypatch: pytest.MonkeyPatch) -> None:
-    from app.evals.golden.cases import answer_source
+    from adr_review.evals.golden.cases import answer_source
 
     monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
     monkeypatch.delenv("ANTHROPIC_BASE_URL", raising=False)
@@ -410,9 +410,9 @@ def test_deleting_the_note_does_not_make_a_rekeyed_recording_verified(
 def test_a_new_hand_written_answer_is_keyed_once_and_a_recording_of_the_older_tool_is_upgraded(
     prompts_copy: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from app.evals.golden.cases import request_key
-    from app.evals.golden.suites import suite_for
-    from app.prompts import load_prompt
+    from adr_review.evals.golden.cases import request_key
+    from adr_review.evals.golden.suites import suite_for
+    from adr_review.prompts import load_prompt
     from tests.evals.test_prompt_eval import first_case
 
     golden = prompts_copy / "recall-pre-gate" / "golden"
@@ -424,7 +424,7 @@ def test_a_new_hand_written_answer_is_keyed_once_and_a_recording_of_the_older_to
     assert suite is not None
 
     def older_tool(rec: dict[str, Any], case_id: str) -> None:  # what main's tool wrote before this gate
-        from app.evals.golden.cases import load_cases
+        from adr_review.evals.golden.cases import load_cases
 
         (case_obj,) = [c for c in load_cases(golden)[0] if c.id == case_id]
         rec.update(key=request_key(suite.request(case_obj, prompt)))

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from app.evals.golden.cases import GoldenCase, golden_dir, load_cases, load_recording
-from app.evals.golden.suite_blindspot import BlindSpotSuite
-from app.prompts import load_prompt
+from adr_review.evals.golden.cases import GoldenCase, golden_dir, load_cases, load_recording
+from adr_review.evals.golden.suite_blindspot import BlindSpotSuite
+from adr_review.prompts import load_prompt
 
 PROMPTS = Path(__file__).resolve().parents[2] / "prompts"
 NAME = "blindspot-devils-advocate"

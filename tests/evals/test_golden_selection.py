@@ -15,16 +15,21 @@ from pathlib import Path
 
 import pytest
 
-from app.core.citations import verify_citations
-from app.core.extractive import pick_extractive
-from app.core.findings import dedupe_findings
-from app.entrypoints.commands import eval_prompts
-from app.evals import retrieval as retrieval_eval
-from app.evals.golden.runner import discover_prompts
-from app.evals.golden.selection import SOURCE_ROOT, imported_modules, prompt_dependencies, select_changed
-from app.pipeline.blindspot import run_blindspots
-from app.pipeline.recall import run_recall
-from app.prompts import PROMPTS_DIR
+from adr_review.core.citations import verify_citations
+from adr_review.core.extractive import pick_extractive
+from adr_review.core.findings import dedupe_findings
+from adr_review.entrypoints.commands import eval_prompts
+from adr_review.evals import retrieval as retrieval_eval
+from adr_review.evals.golden.runner import discover_prompts
+from adr_review.evals.golden.selection import (
+    SOURCE_ROOT,
+    imported_modules,
+    prompt_dependencies,
+    select_changed,
+)
+from adr_review.pipeline.blindspot import run_blindspots
+from adr_review.pipeline.recall import run_recall
+from adr_review.prompts import PROMPTS_DIR
 
 BLINDSPOT = (
     "blindspot-devils-advocate",
@@ -39,7 +44,7 @@ def source_of(obj: object) -> str:
     """The repository path of the file that defines obj, wherever a split moved it."""
     path = inspect.getsourcefile(obj)  # type: ignore[arg-type]
     assert path is not None
-    return Path(path).resolve().relative_to(SOURCE_ROOT).as_posix()
+    return Path(path).resolve().relative_to(SOURCE_ROOT.parent).as_posix()
 
 
 def write(root: Path, files: dict[str, str]) -> None:
@@ -112,17 +117,26 @@ def _git(repo: Path, *args: str) -> None:
 
 @pytest.fixture
 def split_repo(tmp_path: Path) -> Path:
-    """A repository with the real prompts/ and a copy of app/ in which the module defining the citation
+    """A repository with the real prompts/ and a copy of app/adr_review/ in which the module defining the citation
     verification had a helper split off into a new module (the kind of split a hand-kept list misses)."""
     repo = tmp_path / "repo"
     shutil.copytree(PROMPTS_DIR, repo / "prompts")
-    shutil.copytree(SOURCE_ROOT / "app", repo / "app", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(
+        SOURCE_ROOT / "adr_review", repo / "app" / "adr_review", ignore=shutil.ignore_patterns("__pycache__")
+    )
     recall_only = repo / source_of(pick_extractive)
     recall_only.write_text(
-        recall_only.read_text(encoding="utf-8") + "\nfrom app.core.split_off_helper import HELPER  # noqa\n",
+        recall_only.read_text(encoding="utf-8")
+        + "\nfrom adr_review.core.split_off_helper import HELPER  # noqa\n",
         encoding="utf-8",
     )
-    write(repo, {"app/core/split_off_helper.py": "HELPER = 1\n", "app/core/nobody_imports.py": "X = 1\n"})
+    write(
+        repo,
+        {
+            "app/adr_review/core/split_off_helper.py": "HELPER = 1\n",
+            "app/adr_review/core/nobody_imports.py": "X = 1\n",
+        },
+    )
     _git(repo, "init", "-q", "-b", "main")
     _git(repo, "add", "-A")
     _git(repo, "commit", "-q", "-m", "base")
@@ -132,9 +146,12 @@ def split_repo(tmp_path: Path) -> Path:
 @pytest.mark.parametrize(
     ("changed", "expected"),
     [
-        ("app/core/split_off_helper.py", [RECALL]),  # imported transitively by recall's pipeline only
-        ("app/core/nobody_imports.py", []),
-        ("app/evals/golden/runner.py", sorted((RECALL, *BLINDSPOT))),  # runs every prompt's cases
+        (
+            "app/adr_review/core/split_off_helper.py",
+            [RECALL],
+        ),  # imported transitively by recall's pipeline only
+        ("app/adr_review/core/nobody_imports.py", []),
+        ("app/adr_review/evals/golden/runner.py", sorted((RECALL, *BLINDSPOT))),  # runs every prompt's cases
     ],
 )
 def test_a_module_split_off_is_followed_without_listing_it(
@@ -143,4 +160,6 @@ def test_a_module_split_off_is_followed_without_listing_it(
     path = split_repo / changed
     path.write_text(path.read_text(encoding="utf-8") + "# changed\n", encoding="utf-8")
     prompts = split_repo / "prompts"
-    assert select_changed(discover_prompts(prompts), prompts, "main", source_root=split_repo) == expected
+    assert (
+        select_changed(discover_prompts(prompts), prompts, "main", source_root=split_repo / "app") == expected
+    )

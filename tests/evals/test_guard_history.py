@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from app.evals.guard_history import (
+from adr_review.evals.guard_history import (
     adr_files_at,
     adr_number,
     commits,

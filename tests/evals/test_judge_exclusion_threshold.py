@@ -1,10 +1,10 @@
-"""MIN_SUBJECT_OVERLAP against the golden Judge cases it was chosen on (app/evals/golden/judge_overlap.py):
+"""MIN_SUBJECT_OVERLAP against the golden Judge cases it was chosen on (app/adr_review/evals/golden/judge_overlap.py):
 every recorded exclusion holds, and the same passages never hold for another topic's finding."""
 
 from __future__ import annotations
 
-from app.core.finding_checks import MIN_SUBJECT_OVERLAP
-from app.evals.golden.judge_overlap import exclusion_pairs, report
+from adr_review.core.finding_checks import MIN_SUBJECT_OVERLAP
+from adr_review.evals.golden.judge_overlap import exclusion_pairs, report
 
 
 def test_the_threshold_separates_the_golden_exclusions_from_other_subjects() -> None:

@@ -8,16 +8,16 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from app.evals import schemas
-from app.evals.golden.runner import discover_prompts
-from app.pipeline.answer_schema import output_schema
-from app.pipeline.blindspot_answers import JudgeAnswer, PremortemAnswer
-from app.prompts import PROMPTS_DIR, load_prompt
+from adr_review.evals import schemas
+from adr_review.evals.golden.runner import discover_prompts
+from adr_review.pipeline.answer_schema import output_schema
+from adr_review.pipeline.blindspot_answers import JudgeAnswer, PremortemAnswer
+from adr_review.prompts import PROMPTS_DIR, load_prompt
 
 
 def test_the_committed_schemas_are_what_the_models_generate() -> None:
     differ = [p.relative_to(PROMPTS_DIR).as_posix() for p in schemas.stale()]
-    assert not differ, f"regenerate with: python -m app.evals.schemas --write ({differ})"
+    assert not differ, f"regenerate with: python -m adr_review.evals.schemas --write ({differ})"
 
 
 def test_every_prompt_has_an_answer_model() -> None:

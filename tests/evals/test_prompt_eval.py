@@ -17,8 +17,8 @@ from typing import Any
 import pytest
 import yaml
 
-from app.entrypoints.commands import eval_prompts
-from app.evals.golden.cases import (
+from adr_review.entrypoints.commands import eval_prompts
+from adr_review.evals.golden.cases import (
     CASE_SUFFIX,
     RECORDING_SUFFIX,
     SOURCE_FAKE_SERVER,
@@ -26,11 +26,11 @@ from app.evals.golden.cases import (
     SOURCE_LIVE,
     request_key,
 )
-from app.evals.golden.runner import discover_prompts
-from app.evals.golden.scoring import check_thresholds
-from app.evals.golden.selection import select_changed
-from app.pipeline.ports import LlmRequest
-from app.prompts import PROMPTS_DIR
+from adr_review.evals.golden.runner import discover_prompts
+from adr_review.evals.golden.scoring import check_thresholds
+from adr_review.evals.golden.selection import select_changed
+from adr_review.pipeline.ports import LlmRequest
+from adr_review.prompts import PROMPTS_DIR
 from tests.fakes.messages_server import FakeMessagesServer
 
 REPO = Path(__file__).resolve().parents[2]
@@ -570,9 +570,9 @@ def _git(repo: Path, *args: str) -> None:
 def git_repo(tmp_path: Path) -> Path:
     repo = tmp_path / "repo"
     shutil.copytree(PROMPTS_DIR, repo / "prompts")
-    (repo / "app" / "core").mkdir(parents=True)
-    (repo / "app" / "core" / "citations.py").write_text("# verification\n")
-    (repo / "app" / "core" / "extractive.py").write_text("# extractive recall\n")
+    (repo / "app" / "adr_review" / "core").mkdir(parents=True)
+    (repo / "app" / "adr_review" / "core" / "citations.py").write_text("# verification\n")
+    (repo / "app" / "adr_review" / "core" / "extractive.py").write_text("# extractive recall\n")
     (repo / "README.md").write_text("readme\n")
     _git(repo, "init", "-q", "-b", "main")
     _git(repo, "add", "-A")
@@ -589,8 +589,11 @@ def git_repo(tmp_path: Path) -> Path:
         ({"prompts/blindspot-premortem/prompt.md": "+"}, ["blindspot-premortem"]),
         ({"prompts/recall-pre-gate/golden/new.case.yaml": "id: new\n"}, ["recall-pre-gate"]),
         ({"prompts/constitution.yaml": "+"}, ["blindspot-devils-advocate"]),
-        ({"app/core/extractive.py": "+"}, ["recall-pre-gate"]),
-        ({"app/core/citations.py": "+"}, sorted(ALL_PROMPTS)),  # citations and findings share the quote check
+        ({"app/adr_review/core/extractive.py": "+"}, ["recall-pre-gate"]),
+        (
+            {"app/adr_review/core/citations.py": "+"},
+            sorted(ALL_PROMPTS),
+        ),  # citations and findings share the quote check
         ({"prompts/_golden/adrs/seeds/new.txt": "x"}, sorted(ALL_PROMPTS)),
     ],
 )
@@ -656,7 +659,7 @@ def test_the_markdown_summary_goes_to_github_step_summary(
 
 
 def test_adr_review_eval_prompts_is_wired_into_the_cli(capsys: pytest.CaptureFixture[str]) -> None:
-    from app.cli import main
+    from adr_review.cli import main
 
     assert main(["eval", "prompts", "--prompt", "blindspot-judge", "--json"]) == 0
     report = json.loads(capsys.readouterr().out)

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from app.cli import main
-from app.evals.retrieval import (
+from adr_review.cli import main
+from adr_review.evals.retrieval import (
     CorpusReport,
     Qrel,
     QueryRun,

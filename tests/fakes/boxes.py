@@ -1,5 +1,5 @@
 """What GitHub does to a comment's Markdown when someone clicks a task-list box: `[ ]` becomes `[x]` on
-that line. Written independently of app/core/feedback.py, so the tests do not check the code with itself."""
+that line. Written independently of app/adr_review/core/feedback.py, so the tests do not check the code with itself."""
 
 from __future__ import annotations
 

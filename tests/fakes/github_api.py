@@ -1,7 +1,7 @@
 """An in-memory GitHub REST API behind `responses`, for driving the real PyGithub adapter.
 
 Stateful on purpose: a comment created by one run is listed, and edited, by the next. It answers the
-endpoints app/adapters/github.py uses, at https://api.github.com:443 (PyGithub adds the port), and
+endpoints app/adr_review/adapters/github.py uses, at https://api.github.com:443 (PyGithub adds the port), and
 serves pages (`Link: rel="next"`) of `page_size` items so pagination is exercised. Faults are scripted
 per route: `gh.fail("GET", r"/pulls/2/files", Fault(403, rate_limited=True), times=1)`.
 

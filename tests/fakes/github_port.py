@@ -1,16 +1,16 @@
 """The GitHubPort in memory: the fake at the port for the use-case tests (the adapters have their own
 tests against `responses` and the fake GitHub server). Which comment is ours is the product's rule
-(app/core/comments.py), never a copy; the fake only plays GitHub (ids, a refused edit is a 403)."""
+(app/adr_review/core/comments.py), never a copy; the fake only plays GitHub (ids, a refused edit is a 403)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from app.core.comments import is_ours, ours_per_path, pick_comment
-from app.core.marker import read_marker
-from app.core.triggers import ChangedFile
-from app.pipeline.ports import GitHubError, PullRequestInfo, RepoComment, RepoFile
+from adr_review.core.comments import is_ours, ours_per_path, pick_comment
+from adr_review.core.marker import read_marker
+from adr_review.core.triggers import ChangedFile
+from adr_review.pipeline.ports import GitHubError, PullRequestInfo, RepoComment, RepoFile
 
 
 @dataclass

@@ -1,4 +1,4 @@
-"""A fake LLM at the port (app.pipeline.ports.LlmPort), scripted per prompt name. Thread-safe.
+"""A fake LLM at the port (adr_review.pipeline.ports.LlmPort), scripted per prompt name. Thread-safe.
 
     llm = FakeLlm()
     llm.on("blindspot-premortem", {"failure_story": "...", "scenarios": [...]})   # every call
@@ -23,8 +23,8 @@ from collections import Counter, deque
 from dataclasses import dataclass
 from typing import Any
 
-from app.core.results import Usage
-from app.pipeline.ports import LlmError, LlmRequest, LlmResponse
+from adr_review.core.results import Usage
+from adr_review.pipeline.ports import LlmError, LlmRequest, LlmResponse
 
 Reply = Any  # dict | list | str | LlmResponse | BaseException | Callable[[LlmRequest], Reply]
 

@@ -9,7 +9,7 @@ body is also served where the SDK's cloud clients send it: Amazon Bedrock's POST
 Bearer `authorization`) tell a test which route and which auth it got. Nothing checks a signature.
 
 Which step a request belongs to ("prompt") is read from the `x-adr-review-prompt` header that
-app/adapters/llm/adapter.py sends, else from a forced tool's name. Per prompt (or "*" for any) a test queues
+app/adr_review/adapters/llm/adapter.py sends, else from a forced tool's name. Per prompt (or "*" for any) a test queues
 scripted replies; when the queue is empty the prompt's default responder answers; the last resort is a
 schema-valid minimal instance of the request's output schema (`output_config.format.schema`, or a
 forced tool's input_schema). A structured `answer` goes back as a JSON text block (structured outputs)

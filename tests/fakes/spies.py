@@ -8,8 +8,8 @@ import pytest
 
 
 def record_pr_calls(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """Wrap app.pipeline.pr.plan and run_target; the returned list names each call, in order."""
-    from app.pipeline import pr
+    """Wrap adr_review.pipeline.pr.plan and run_target; the returned list names each call, in order."""
+    from adr_review.pipeline import pr
 
     seen: list[str] = []
     for name in ("plan", "run_target"):
@@ -24,9 +24,9 @@ def record_pr_calls(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 
 
 def record_screens(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """Wrap app.core.triggers.screen where the intake and the plan call it; one entry per call."""
-    from app.core import triggers
-    from app.pipeline import intake, pr
+    """Wrap adr_review.core.triggers.screen where the intake and the plan call it; one entry per call."""
+    from adr_review.core import triggers
+    from adr_review.pipeline import intake, pr
 
     seen: list[str] = []
     real = triggers.screen

@@ -13,14 +13,14 @@ from typing import Any
 import pytest
 import yaml
 
-from app.config import BlindSpotConfig
-from app.core.adr import Adr, parse_adr
-from app.core.perspectives import draw_perspectives, parse_constitution, perspective_weights
-from app.core.results import INTERNAL_ERROR, Citation, Usage
-from app.pipeline.blindspot import CRITIC_PROMPTS, JUDGE_PROMPT, run_blindspots
-from app.pipeline.ports import InfrastructureError, LlmError, LlmRequest
-from app.pipeline.structured import StepOverrides
-from app.prompts import PromptFiles, packaged
+from adr_review.config import BlindSpotConfig
+from adr_review.core.adr import Adr, parse_adr
+from adr_review.core.perspectives import draw_perspectives, parse_constitution, perspective_weights
+from adr_review.core.results import INTERNAL_ERROR, Citation, Usage
+from adr_review.pipeline.blindspot import CRITIC_PROMPTS, JUDGE_PROMPT, run_blindspots
+from adr_review.pipeline.ports import InfrastructureError, LlmError, LlmRequest
+from adr_review.pipeline.structured import StepOverrides
+from adr_review.prompts import PromptFiles, packaged
 from tests.fakes import blindspot_answers
 from tests.fakes.blindspot_answers import ALL_CATEGORIES, ad_answer, da_answer, judge_echo_answer, pm_answer
 from tests.fakes.llm import FakeLlm
@@ -675,7 +675,7 @@ def test_extra_counter_arguments_are_cut_to_the_prompts_maximum(adr: Adr) -> Non
 
 
 def test_the_result_survives_a_checkpoint_round_trip(adr: Adr) -> None:
-    from app.core.serde import blindspots_from_dict, blindspots_to_dict
+    from adr_review.core.serde import blindspots_from_dict, blindspots_to_dict
 
     result = run(adr, happy().on(DA, LlmError("timeout", "t", Usage(model="m", calls=1))))
     data = json.loads(json.dumps(blindspots_to_dict(result)))

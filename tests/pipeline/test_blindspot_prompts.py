@@ -7,16 +7,16 @@ from pathlib import Path
 
 import pytest
 
-from app.config import BlindSpotConfig
-from app.core.text import fold_whitespace
-from app.pipeline.blindspot_answers import (
+from adr_review.config import BlindSpotConfig
+from adr_review.core.text import fold_whitespace
+from adr_review.pipeline.blindspot_answers import (
     CONFIDENCE_ANCHORS,
     MAX_ANALOGIES,
     MAX_COUNTER_ARGUMENTS,
     MAX_SCENARIOS,
     PremortemAnswer,
 )
-from app.prompts import PromptFiles
+from adr_review.prompts import PromptFiles
 from tests.fakes.blindspot_answers import pm_answer
 
 PROMPTS = PromptFiles(Path(__file__).resolve().parents[2] / "prompts")

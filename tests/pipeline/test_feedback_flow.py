@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from app.adapters.state_sqlite import SqliteStateStore
-from app.core.feedback import read_feedback, read_ticks
-from app.core.triggers import Actor, CommentEvent
-from app.pipeline import feedback, pr
-from app.pipeline.ports import PullRequestInfo
+from adr_review.adapters.state_sqlite import SqliteStateStore
+from adr_review.core.feedback import read_feedback, read_ticks
+from adr_review.core.triggers import Actor, CommentEvent
+from adr_review.pipeline import feedback, pr
+from adr_review.pipeline.ports import PullRequestInfo
 from tests.fakes.blindspot_answers import da_answer, judge_echo_answer, pm_answer
 from tests.fakes.boxes import click_box
 from tests.fakes.github_port import MemoryGitHub
@@ -90,7 +90,7 @@ def test_done_when_ticks_a_dismissal_and_a_revision_reach_the_report_and_ticks_s
 ) -> None:
     """The issue's done-when, through the App's path: two of four boxes ticked by a collaborator, one
     by a stranger (not counted), one finding dismissed by command, a revision pushed, then the report."""
-    from app.cli import main
+    from adr_review.cli import main
 
     store = SqliteStateStore(tmp_path / "app.sqlite3")
     gh, fake = github(), llm()
@@ -194,9 +194,9 @@ def test_the_rendered_comment_with_boxes_and_ledger_is_a_snapshot(store: SqliteS
 
 
 def test_a_recorded_edit_payload_reads_the_body_before_and_each_delivery_is_its_own_plan() -> None:
-    from app.core.events import read_event
-    from app.core.marker import marker
-    from app.pipeline.intake import intake
+    from adr_review.core.events import read_event
+    from adr_review.core.marker import marker
+    from adr_review.pipeline.intake import intake
     from tests.server.conftest import payload
 
     data = payload("issue_comment__edited.payload.json")  # recorded by GitHub (tests/fixtures/github)
@@ -282,7 +282,7 @@ def revise(gh: MemoryGitHub, head: str, old: bytes, new: bytes) -> None:
 def test_done_when_a_reworded_revision_keeps_the_four_findings_and_their_ticks(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from app.cli import main
+    from adr_review.cli import main
 
     store = SqliteStateStore(tmp_path / "app.sqlite3")
     gh, fake = github(), llm()

@@ -1,11 +1,11 @@
-"""The folder digest (app/pipeline/keys.py): the past ADRs a review read, as one key part. Equal
+"""The folder digest (app/adr_review/pipeline/keys.py): the past ADRs a review read, as one key part. Equal
 folders give equal digests whatever order the API listed them in; any other folder another one."""
 
 from __future__ import annotations
 
 import pytest
 
-from app.pipeline.keys import folder_digest
+from adr_review.pipeline.keys import folder_digest
 
 FOLDER = [("docs/adr/0001-kafka.md", "b1"), ("docs/adr/0002-pg.md", "b2"), ("docs/adr/0003-redis.md", "b3")]
 

@@ -11,15 +11,16 @@ from typing import Any
 
 import pytest
 
-from app.adapters.adr_files import load_adr_folder
-from app.adapters.llm import AnthropicLlm
-from app.config import LlmSettings, PromptOverride, RecallConfig, RepoConfig
-from app.core.adr import Adr, parse_adr
-from app.core.results import INTERNAL_ERROR, Candidate, EmptyReason, RetrievalResult
-from app.core.text import contains_verbatim, tokenize
-from app.pipeline.ports import InfrastructureError, LlmError, SyncReport
-from app.pipeline.recall import PROMPT_NAME, build_query_text, recall_query, run_recall, search_query
-from app.prompts import PromptFiles, packaged
+from adr_review.adapters.adr_files import load_adr_folder
+from adr_review.adapters.llm import AnthropicLlm
+from adr_review.config import LlmSettings, PromptOverride, RecallConfig, RepoConfig
+from adr_review.core.adr import Adr, parse_adr
+from adr_review.core.recall_query import build_query_text, recall_query, search_query
+from adr_review.core.results import INTERNAL_ERROR, Candidate, EmptyReason, RetrievalResult
+from adr_review.core.text import contains_verbatim, tokenize
+from adr_review.pipeline.ports import InfrastructureError, LlmError, SyncReport
+from adr_review.pipeline.recall import PROMPT_NAME, run_recall
+from adr_review.prompts import PromptFiles, packaged
 from tests.fakes.llm import FakeLlm
 from tests.fakes.messages_server import FakeMessagesServer, Reply, recall_candidates
 
@@ -387,8 +388,8 @@ def test_one_malformed_citation_is_dropped_and_counted_the_rest_kept() -> None:
 
 
 def test_an_answer_cut_off_at_max_tokens_is_retried_once_with_a_larger_budget() -> None:
-    from app.core.results import Usage
-    from app.pipeline.ports import LlmResponse
+    from adr_review.core.results import Usage
+    from adr_review.pipeline.ports import LlmResponse
 
     cut = LlmResponse(
         text='{"citations": [{"adr_id": "ADR-0012", "relevance": "hi',

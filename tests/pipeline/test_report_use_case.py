@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from app.adapters.state_sqlite import SqliteStateStore
-from app.core.feedback import Ledger, Revision, Shown
-from app.pipeline.report import DAY_S, Window, report_for, report_markdown
+from adr_review.adapters.state_sqlite import SqliteStateStore
+from adr_review.core.feedback import Ledger, Revision, Shown
+from adr_review.pipeline.report import DAY_S, Window, report_for, report_markdown
 
 
 class Clock:

@@ -16,20 +16,20 @@ from typing import Any
 
 import pytest
 
-from app.adapters.adr_files import load_adr_folder
-from app.adapters.state_sqlite import SqliteStateStore
-from app.config import RepoConfig
-from app.core.adr import Adr
-from app.core.marker import parse_marker
-from app.core.render import render_comment
-from app.core.results import Candidate, RetrievalResult
-from app.core.serde import review_from_dict, review_to_dict
-from app.core.text import tokenize
-from app.pipeline.blindspot import CRITIC_PROMPTS, JUDGE_PROMPT
-from app.pipeline.checkpoint import memo_for
-from app.pipeline.ports import CheckpointStore, LlmError, LlmRequest
-from app.pipeline.review import ReviewDeps, ReviewTarget, relative_adr_path, review_adr
-from app.prompts import PromptFiles, packaged
+from adr_review.adapters.adr_files import load_adr_folder
+from adr_review.adapters.state_sqlite import SqliteStateStore
+from adr_review.config import RepoConfig
+from adr_review.core.adr import Adr
+from adr_review.core.marker import parse_marker
+from adr_review.core.render import render_comment
+from adr_review.core.results import Candidate, RetrievalResult
+from adr_review.core.serde import review_from_dict, review_to_dict
+from adr_review.core.text import tokenize
+from adr_review.pipeline.blindspot import CRITIC_PROMPTS, JUDGE_PROMPT
+from adr_review.pipeline.checkpoint import memo_for
+from adr_review.pipeline.ports import CheckpointStore, LlmError, LlmRequest
+from adr_review.pipeline.review import ReviewDeps, ReviewTarget, relative_adr_path, review_adr
+from adr_review.prompts import PromptFiles, packaged
 from tests.fakes.blindspot_answers import judge_echo_answer
 from tests.fakes.llm import FakeLlm
 
@@ -387,7 +387,7 @@ def test_a_failed_judge_degrades_and_a_rerun_heals_it() -> None:
 SUBPROCESS = textwrap.dedent(
     """
     import json, os, sys
-    from app.adapters.state_sqlite import SqliteStateStore
+    from adr_review.adapters.state_sqlite import SqliteStateStore
     from tests.pipeline.test_review import JUDGE, deps, folder, run_review, scripted_llm, target
 
     store = SqliteStateStore(sys.argv[1])
@@ -645,7 +645,7 @@ def index_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture
 def cli(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], index_dir: Path) -> Any:
-    from app.cli import main
+    from adr_review.cli import main
 
     def run(*argv: str) -> tuple[int, str]:
         monkeypatch.chdir(ROOT)
@@ -680,8 +680,8 @@ def test_cli_offline_review_of_the_english_example(cli: Any, no_key: None) -> No
 def test_cli_review_says_what_the_index_went_on_without(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path, no_key: None
 ) -> None:
-    from app.adapters import xl_channel
-    from app.cli import main
+    from adr_review.adapters import xl_channel
+    from adr_review.cli import main
 
     monkeypatch.setattr(xl_channel, "multilingual_available", lambda scorer: False)  # no extra
     monkeypatch.chdir(ROOT)
@@ -766,7 +766,7 @@ def test_cli_store_is_the_store_folder_as_for_index_and_recall(
 ) -> None:
     """`--store DIR` holds the index and the review's checkpoints; a SQLite file is the old meaning,
     still accepted with a deprecation note."""
-    from app.cli import main
+    from adr_review.cli import main
     from tests.fakes.messages_server import FakeMessagesServer, Reply
 
     monkeypatch.chdir(ROOT)
@@ -805,7 +805,7 @@ def test_cli_a_refused_api_key_prints_the_comment_and_exits_non_zero_naming_the_
         monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-wrong")
         monkeypatch.setenv("ANTHROPIC_BASE_URL", server.base_url)
         monkeypatch.chdir(ROOT)
-        from app.cli import main
+        from adr_review.cli import main
 
         rc = main(["review", KAFKA, "--adr-dir", "examples/adr"])
         captured = capsys.readouterr()
@@ -826,7 +826,7 @@ def test_cli_links_lead_to_the_cited_files_from_the_working_directory(
     """Relative links inside the working directory, absolute ones (leading slash kept) outside it."""
     import shutil
 
-    from app.cli import main
+    from adr_review.cli import main
 
     folder = tmp_path / "decisions"
     shutil.copytree(EXAMPLES / "adr", folder)

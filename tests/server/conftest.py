@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from app.adapters.state_sqlite import SqliteStateStore
-from app.core.webhook_signature import sign
+from adr_review.adapters.state_sqlite import SqliteStateStore
+from adr_review.core.webhook_signature import sign
 from tests.server.harness import Stack
 
 PAYLOADS = Path(__file__).resolve().parents[1] / "fixtures" / "github"  # real GitHub payloads, see README.md

@@ -26,7 +26,7 @@ from typing import Any
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 
-from app.core.webhook_signature import sign
+from adr_review.core.webhook_signature import sign
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 SECRET = "e2e-webhook-secret"
@@ -364,7 +364,7 @@ class Stack:
                 else []
             ),
         ]
-        entry = ["-m", "tests.server.killable_serve", *faults] if faults else ["-m", "app", "serve"]
+        entry = ["-m", "tests.server.killable_serve", *faults] if faults else ["-m", "adr_review", "serve"]
         cmd = [
             *entry,
             "--role",

@@ -13,7 +13,7 @@
     (printing "TEST PAUSE at ...") until the file exists: the test breaks a dependency meanwhile.
 
 Production code knows nothing of this: it patches RunContext.memo and the claim / finish of both
-StateStore engines in this process, then calls the real entrypoint, app.cli.main(["serve", ...]).
+StateStore engines in this process, then calls the real entrypoint, adr_review.cli.main(["serve", ...]).
 """
 
 from __future__ import annotations
@@ -29,11 +29,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from app.adapters.state_sqlite import SqliteStateStore
-from app.cli import main
-from app.pipeline.ports import StageMemo
-from app.pipeline.queue import QueueItem
-from app.pipeline.worker import RunContext
+from adr_review.adapters.state_sqlite import SqliteStateStore
+from adr_review.cli import main
+from adr_review.pipeline.ports import StageMemo
+from adr_review.pipeline.queue import QueueItem
+from adr_review.pipeline.worker import RunContext
 
 Hook = Callable[[str, str, QueueItem], None]
 
@@ -110,7 +110,7 @@ def install(hook: Hook) -> None:
         return staged
 
     RunContext.memo = memo  # type: ignore[method-assign]
-    from app.adapters.state_postgres import PostgresStateStore
+    from adr_review.adapters.state_postgres import PostgresStateStore
 
     for engine in (SqliteStateStore, PostgresStateStore):
         _wrap_store(engine, hook)

@@ -87,7 +87,7 @@ def test_serve_refuses_to_start_without_the_apps_credentials_naming_them(
 ) -> None:
     env = {"PATH": "/usr/bin:/bin", "ADR_REVIEW_STORE_DIR": str(tmp_path), "HOME": str(tmp_path), **given}
     done = subprocess.run(
-        [sys.executable, "-m", "app", "serve", "--port", "0", "--role", role],
+        [sys.executable, "-m", "adr_review", "serve", "--port", "0", "--role", role],
         cwd=REPO_ROOT,
         env=env,
         capture_output=True,
@@ -109,7 +109,7 @@ def test_serve_refuses_an_unreadable_private_key_before_opening_anything(tmp_pat
         "ADR_REVIEW_APP_PRIVATE_KEY_PATH": str(tmp_path / "missing.pem"),
     }
     done = subprocess.run(
-        [sys.executable, "-m", "app", "serve", "--role", "worker"],
+        [sys.executable, "-m", "adr_review", "serve", "--role", "worker"],
         cwd=REPO_ROOT,
         env=env,
         capture_output=True,
@@ -132,7 +132,7 @@ def test_a_worker_beats_while_it_runs_and_a_hung_one_fails_its_healthcheck(stack
 
     def health() -> subprocess.CompletedProcess[str]:
         env = {**os.environ, "ADR_REVIEW_STORE_DIR": str(stack.store_dir)}
-        cmd = [sys.executable, "-m", "app", "health", "--worker", "--max-age", "2"]
+        cmd = [sys.executable, "-m", "adr_review", "health", "--worker", "--max-age", "2"]
         return subprocess.run(cmd, cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=60)
 
     try:

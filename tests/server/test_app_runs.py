@@ -11,16 +11,16 @@ from typing import Any
 
 import pytest
 
-from app.adapters.github import GitHubAdapter
-from app.adapters.remote_folder import BlobCache, load_remote_folder
-from app.adapters.state_sqlite import SqliteStateStore
-from app.core.results import RetrievalResult
-from app.core.triggers import HELP_TEXT
-from app.pipeline.app_runs import AppDeps, AppExecutor
-from app.pipeline.intake import delivery_record, intake
-from app.pipeline.ports import SyncReport
-from app.pipeline.worker import WorkerConfig, WorkerPool
-from app.prompts import PROMPTS_DIR, PromptFiles
+from adr_review.adapters.github import GitHubAdapter
+from adr_review.adapters.remote_folder import BlobCache, load_remote_folder
+from adr_review.adapters.state_sqlite import SqliteStateStore
+from adr_review.core.results import RetrievalResult
+from adr_review.core.triggers import HELP_TEXT
+from adr_review.pipeline.app_runs import AppDeps, AppExecutor
+from adr_review.pipeline.intake import delivery_record, intake
+from adr_review.pipeline.ports import SyncReport
+from adr_review.pipeline.worker import WorkerConfig, WorkerPool
+from adr_review.prompts import PROMPTS_DIR, PromptFiles
 from tests.fakes.github_server import FakeGitHubServer
 from tests.server.conftest import payload
 from tests.server.harness import ADR_PATH, BASE, HEAD, INSTALLATION, PR, REPO, pr_payload, repo_seed
@@ -287,7 +287,7 @@ def test_base_is_read_from_the_pr_not_the_payload(env: dict[str, Any]) -> None:
 def test_the_app_runs_the_shared_pr_use_case(
     env: dict[str, Any], gh: FakeGitHubServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The plan run calls app.pipeline.pr.plan and each review run pr.run_target: the functions the
+    """The plan run calls adr_review.pipeline.pr.plan and each review run pr.run_target: the functions the
     Action calls inline (tests/entrypoints/test_action.py::test_the_action_runs_the_shared_pr_use_case)."""
     from tests.fakes.spies import record_pr_calls
 
@@ -392,7 +392,7 @@ def edit_payload(before: str, after: str, comment_id: int, login: str) -> dict[s
 def test_the_app_records_adopted_boxes_from_edits_by_write_access_only(
     env: dict[str, Any], gh: FakeGitHubServer
 ) -> None:
-    from app.core.feedback import read_ticks
+    from adr_review.core.feedback import read_ticks
     from tests.fakes.blindspot_answers import da_answer, judge_echo_answer, pm_answer
     from tests.fakes.boxes import click_box
     from tests.fakes.llm import FakeLlm

@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
-from app.adapters.state_sqlite import SqliteStateStore
-from app.pipeline.queue import QueueItem, RunSpec
-from app.pipeline.worker import RunAbandoned, RunContext, WorkerConfig, WorkerPool, lease_problem
+from adr_review.adapters.state_sqlite import SqliteStateStore
+from adr_review.pipeline.queue import QueueItem, RunSpec
+from adr_review.pipeline.worker import RunAbandoned, RunContext, WorkerConfig, WorkerPool, lease_problem
 
 
 class Clock:

@@ -9,9 +9,9 @@ import sys
 import pytest
 from starlette.testclient import TestClient
 
-from app.adapters.state_sqlite import SqliteStateStore
-from app.core.feedback import Ledger, Revision, Shown
-from app.entrypoints.server import WebhookConfig, create_app
+from adr_review.adapters.state_sqlite import SqliteStateStore
+from adr_review.core.feedback import Ledger, Revision, Shown
+from adr_review.entrypoints.server import WebhookConfig, create_app
 from tests.server.conftest import SECRET
 
 TOKEN = "report-token-0123456789"

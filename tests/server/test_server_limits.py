@@ -1,6 +1,6 @@
 """What unauthenticated requests can make the server hold (issue 16): the webhook buffers a body before
 it can check its signature, so the body cap and uvicorn's concurrency limit (`adr-review serve`'s own
-settings, app/entrypoints/commands/serve.py::http_config) bound it. A real uvicorn on loopback."""
+settings, app/adr_review/entrypoints/commands/serve.py::http_config) bound it. A real uvicorn on loopback."""
 
 from __future__ import annotations
 
@@ -14,9 +14,9 @@ from typing import Any
 import pytest
 import uvicorn
 
-from app.adapters.state_sqlite import SqliteStateStore
-from app.entrypoints.commands.serve import http_config
-from app.entrypoints.server import WebhookConfig, create_app
+from adr_review.adapters.state_sqlite import SqliteStateStore
+from adr_review.entrypoints.commands.serve import http_config
+from adr_review.entrypoints.server import WebhookConfig, create_app
 from tests.server.conftest import SECRET
 
 

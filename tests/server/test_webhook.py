@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 from starlette.testclient import TestClient
 
-from app.adapters.state_sqlite import SqliteStateStore
-from app.entrypoints.server import WebhookConfig, create_app
+from adr_review.adapters.state_sqlite import SqliteStateStore
+from adr_review.entrypoints.server import WebhookConfig, create_app
 from tests.server.conftest import SECRET, payload, signed_headers
 
 
@@ -205,7 +205,7 @@ def test_a_store_blip_is_retried_then_answered_503_naming_the_delivery(
     caplog: pytest.LogCaptureFixture,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    import app.entrypoints.server as server
+    import adr_review.entrypoints.server as server
 
     monkeypatch.setattr(server, "STORE_RETRY_WAITS_S", (0.01,) * 5)
     store = Blipping(queue, fails)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from app.core.webhook_signature import sign, verify
+from adr_review.core.webhook_signature import sign, verify
 
 SECRET = "It's a Secret to Everybody"
 BODY = b"Hello, World!"

@@ -1,0 +1,5 @@
+import sys
+
+from adr_review.cli import main
+
+sys.exit(main())

@@ -1,0 +1,123 @@
+"""BM25's statistics of an indexed folder, kept beside the index by content hash.
+
+Tokenising every ADR was most of a recall process's time (every process rebuilt BM25 from the texts).
+The term counts per ADR (adr_review.core.lexical.TermCounts) are all BM25 needs; they are stored here, one
+row per content hash, so a process loads arrays and counts only the ADRs it has not seen. Document
+frequencies and lengths are derived on load (LexicalIndex.from_counts).
+
+One .npz per index (numpy arrays only, no pickle): the content hashes, the vocabulary as one
+newline-joined UTF-8 blob (tokens never contain whitespace), the count arrays, and the key of the
+code that produced them (the parser, the tokeniser, the counting): any change there invalidates it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import hashlib
+import logging
+import os
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+from adr_review.core.adr import Adr
+from adr_review.core.lexical import TermCounts
+
+log = logging.getLogger("adr_review.index")
+
+FORMAT = "adr-review-lexical/1"
+
+
+@functools.cache
+def counts_key() -> str:
+    """Hash of every source the counts depend on: decoding (the parser's version) and tokenising."""
+    from adr_review.adapters.adr_files import _parser_version
+    from adr_review.core import lexical, text
+
+    h = hashlib.sha256(f"{FORMAT}:{_parser_version()}".encode())
+    for module in (lexical, text):  # the counting and the tokeniser
+        h.update(Path(str(module.__file__)).read_bytes())
+    return h.hexdigest()[:16]
+
+
+def _read(path: Path, *, hashes_only: bool = False) -> tuple[list[str], TermCounts | None] | None:
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            if str(z["key"]) != counts_key():
+                return None
+            hashes = [h.decode("ascii") for h in z["hashes"].tolist()]
+            if hashes_only:
+                return hashes, None
+            blob = bytes(z["vocab"]).decode("utf-8")
+            counts = TermCounts(
+                tuple(blob.split("\n")) if blob else (),
+                z["offsets"].astype(np.int64),
+                z["terms"].astype(np.int32),
+                z["counts"].astype(np.int32),
+            )
+    except (OSError, ValueError, KeyError, UnicodeDecodeError):
+        return None
+    if counts.n_docs != len(hashes) or int(counts.offsets[-1]) != len(counts.terms):
+        return None
+    return hashes, counts
+
+
+def _write(path: Path, hashes: Sequence[str], counts: TermCounts) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with tmp.open("wb") as f:
+            np.savez(
+                f,
+                key=np.array(counts_key()),
+                hashes=np.array([h.encode("ascii") for h in hashes], dtype="S"),
+                vocab=np.frombuffer("\n".join(counts.vocab).encode("utf-8"), dtype=np.uint8),
+                offsets=counts.offsets,
+                terms=counts.terms,
+                counts=counts.counts,
+            )
+        os.replace(tmp, path)
+    except OSError as exc:  # a cache that cannot be written only costs time
+        log.warning("lexical cache %s not written: %s", path, exc)
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+
+
+def is_current(adrs: Sequence[Adr], path: Path) -> bool:
+    """True when the cache holds exactly these ADRs, in this order (reads only the hashes)."""
+    return holds(path, [a.content_hash for a in adrs])
+
+
+def holds(path: Path, hashes: Sequence[str]) -> bool:
+    """True when the cache's rows are exactly these content hashes, in this order."""
+    got = _read(path, hashes_only=True)
+    return got is not None and got[0] == list(hashes)
+
+
+def term_counts(adrs: Sequence[Adr], path: Path) -> TermCounts:
+    """The counts of these ADRs (rows in their order): from the cache, counting only the ADRs it
+    lacks; the cache is rewritten to exactly these ADRs when it was not already."""
+    want = [a.content_hash for a in adrs]
+    got = _read(path)
+    if got is not None and got[0] == want and got[1] is not None:
+        return got[1]
+    cached_rows: dict[str, int] = {}
+    cached: TermCounts | None = None
+    if got is not None and got[1] is not None:
+        cached = got[1]
+        cached_rows = {h: i for i, h in enumerate(got[0])}
+    missing: dict[str, Adr] = {}
+    for a in adrs:
+        if a.content_hash not in cached_rows:
+            missing.setdefault(a.content_hash, a)
+    fresh = TermCounts.of(a.text for a in missing.values())
+    fresh_rows = {h: i for i, h in enumerate(missing)}
+    picks = [
+        (cached, cached_rows[h]) if cached is not None and h in cached_rows else (fresh, fresh_rows[h])
+        for h in want
+    ]
+    counts = TermCounts.gather(picks)
+    _write(path, want, counts)
+    return counts

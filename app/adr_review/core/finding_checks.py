@@ -1,0 +1,212 @@
+"""Checking what a finding says against the ADR: its quote, the ADR ids it names, the Judge's exclusions. Pure.
+
+A finding's `quote` must be one passage of the ADR as a reader sees it, checked exactly like a citation
+reason (app/adr_review/core/citations.py: NFKC + whitespace folding, one block, substance), and every ADR id it
+names must be one the critics were shown: the ADR itself, what its text names, the recall citations.
+A finding that fails is kept apart as unverified (labelled with why), never shown as a finding.
+
+A Judge's exclusion ("already covered by the ADR") holds only when its quote is a passage of the ADR, in
+a section that can cover a risk (COVERING_SECTIONS), and about the finding's subject (content terms
+shared with the finding's quote and gap, MIN_SUBJECT_OVERLAP); otherwise the finding is put back. A
+verbatim sentence is not enough: any Context sentence is verbatim, and covers nothing.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Literal
+
+from adr_review.core.adr import Adr, canonical_id_key, fold_id
+from adr_review.core.citations import EMPTY_REASON, TOO_SHORT, QuoteCheck, check_quote
+from adr_review.core.findings import content_tokens
+from adr_review.core.passages import Passage, is_markdown_path, passages_of, reader_passages
+from adr_review.core.results import Exclusion, Finding, Unverified
+
+_ADR_ID = re.compile(r"(?<![A-Za-z0-9])ADR[-_ ]?\d+(?:-\d+)*(?![0-9])", re.IGNORECASE)
+_PROBLEMS: Mapping[str, Unverified] = {EMPTY_REASON: "no_quote", TOO_SHORT: "quote_too_short"}
+
+
+def adr_ids_named(*texts: str) -> tuple[str, ...]:
+    """The ADR ids a text names, in order, each once: found after fold_id, the folding ids are compared
+    with (`ADR 0999`, `ADR–0777`, `ADR‑0444`, full-width and invisible-split ids all count)."""
+    found = (m.group(0) for t in texts for m in _ADR_ID.finditer(fold_id(t or "")))
+    return tuple(dict.fromkeys(found))
+
+
+def known_adr_ids(adr_id: str, passages: Sequence[Passage], shown: Iterable[str] = ()) -> frozenset[str]:
+    """id_keys of the ADRs a critic was shown: the ADR itself, every ADR its visible text names, and
+    `shown` (the recall citations given as context)."""
+    ids = [adr_id, *shown, *adr_ids_named(*(p.text for p in passages))]
+    return frozenset(canonical_id_key(i) for i in ids if i)
+
+
+def verify_finding(finding: Finding, passages: Sequence[Passage], known: frozenset[str]) -> Finding:
+    """The finding with its quote as verified and its section read from where the quote stands, or
+    labelled `unverified` (the quote is not one passage of the ADR, or it names an unknown ADR)."""
+    check = check_quote(finding.quote, passages)
+    if not check.ok:
+        return replace(finding, unverified=_PROBLEMS.get(check.problem or "", "quote_not_found"))
+    named = adr_ids_named(finding.title, finding.gap, finding.suggested_action)
+    unknown = tuple(i for i in named if canonical_id_key(i) not in known)
+    section = check.passage.section if check.passage and check.passage.section else finding.section
+    verified = replace(finding, quote=check.quote, section=section)
+    if unknown:
+        return replace(verified, unverified="unknown_adr", unknown_ids=unknown)
+    return verified
+
+
+def verify_findings(
+    findings: Sequence[Finding], passages: Sequence[Passage], known: frozenset[str]
+) -> tuple[tuple[Finding, ...], tuple[Finding, ...]]:
+    """(verified, unverified) in their original order."""
+    checked = [verify_finding(f, passages, known) for f in findings]
+    return (
+        tuple(f for f in checked if f.unverified is None),
+        tuple(f for f in checked if f.unverified is not None),
+    )
+
+
+# The canonical sections (app/adr_review/core/adr/vocabulary.py SECTIONS) whose statements can cover a risk:
+# what the ADR says can go wrong, what it costs, what it weighed instead, what it decides, how it backs
+# out. Context, status and confirmation describe; they cover nothing.
+COVERING_SECTIONS = ("risks", "consequences", "alternatives", "decision", "rollback")
+# The share of content terms (function words out; CJK as kanji / katakana bigrams; an English plural
+# folded; the ADR title's terms left out) that the covering passage and the finding's quote + gap have
+# in common, over the smaller of the two term sets (subject_overlap). Chosen on
+# the Judge's golden cases (docs/golden-eval.md, "Judge exclusions"): each of their 5 exclusions scores
+# 1.0 against the finding it excludes; the same passages against the 65 other findings of their cases
+# score at most 0.333 (one shared katakana word), so 0.35 is the lowest value that holds none of those.
+MIN_SUBJECT_OVERLAP = 0.35
+
+Rejection = Literal["not_verbatim", "not_covering_section", "off_subject", "unknown_id"]
+
+
+def covering_section(quote: str, adr: Adr) -> str | None:
+    """The first of COVERING_SECTIONS whose text (as the parser cut it) has `quote` as one passage,
+    checked like any quote, or None: the quote stands elsewhere (Context, a heading, the title) or
+    nowhere."""
+    markdown = is_markdown_path(adr.path)
+    for name in COVERING_SECTIONS:
+        text = adr.sections.get(name) or ""
+        if text.strip() and check_quote(quote, reader_passages(text, markdown=markdown)).ok:
+            return name
+    return None
+
+
+_PLURAL = re.compile(r"(?<=[a-z]{3})s$")  # "timeouts" / "timeout", not "process" (see _terms)
+
+
+def _terms(text: str) -> frozenset[str]:
+    """The content terms of `text` (app/adr_review/core/findings.py content_tokens), an English plural or third
+    person "-s" folded away, so "timeouts block workers" and "blocks one worker ... timeout" share
+    three terms, not none."""
+    return frozenset(t if t.endswith("ss") else _PLURAL.sub("", t) for t in content_tokens(text))
+
+
+def subject_overlap(passage: str, finding: Finding, topic: str = "") -> float:
+    """How much the covering passage and the finding talk about the same things, 0..1: the content
+    terms they share over the smaller term set (the finding's quote and gap; its title restates them).
+
+    The terms of `topic` (the ADR's title) are left out on both sides while anything else is left:
+    every passage of the ADR shares them ("review", "queue" in "Queue the reviews"), so they say
+    nothing about which of its subjects a passage is on.
+    """
+    background = _terms(topic)
+    covering = _terms(passage)
+    about = _terms(f"{finding.quote}\n{finding.gap}")
+    covering = covering - background or covering
+    about = about - background or about
+    if not covering or not about:
+        return 0.0
+    return len(covering & about) / min(len(covering), len(about))
+
+
+@dataclass(frozen=True)
+class ExclusionCheck:
+    """The verdict on one "this passage covers that finding" claim: `rejected` is None when it holds."""
+
+    rejected: Rejection | None
+    quote: QuoteCheck
+    covered_in: str = ""  # the canonical section of COVERING_SECTIONS the passage stands in
+
+
+def check_exclusion(quote: str, finding: Finding, adr: Adr) -> ExclusionCheck:
+    """Whether `quote` covers `finding`: a passage of the ADR, in a covering section, about its subject."""
+    check = check_quote(quote, passages_of(adr))
+    if not check.ok:
+        return ExclusionCheck("not_verbatim", check)
+    section = covering_section(check.quote, adr)
+    if section is None:
+        return ExclusionCheck("not_covering_section", check)
+    if subject_overlap(check.quote, finding, adr.title) < MIN_SUBJECT_OVERLAP:
+        return ExclusionCheck("off_subject", check, section)
+    return ExclusionCheck(None, check, section)
+
+
+@dataclass(frozen=True)
+class JudgeExclusions:
+    exclusions: tuple[Exclusion, ...]  # held: listed as "already covered by the ADR"
+    restored: tuple[Finding, ...]  # critic findings whose exclusion did not hold: shown again
+    rejected: Mapping[Rejection, int]  # claims that did not hold, by why (absent when 0)
+
+
+def judge_exclusions(
+    claims: Sequence[tuple[str, str]],
+    by_id: Mapping[str, Finding],
+    adr: Adr,
+    shown_ids: Iterable[str] = (),
+) -> JudgeExclusions:
+    """Check the Judge's (finding id, covering quote) claims against the ADR (the module doc's rule).
+
+    A claim that holds becomes an Exclusion; any other claim does not count: the critic finding it
+    would hide is restored (unless a judged finding already merged it, `shown_ids`), so the Judge
+    cannot make a finding disappear by quoting a sentence that does not cover it.
+    """
+    shown = set(shown_ids)
+    exclusions: list[Exclusion] = []
+    restored: list[Finding] = []
+    rejected: dict[Rejection, int] = {}
+    for fid, quote in claims:
+        finding = by_id.get(fid)
+        if finding is None:
+            rejected["unknown_id"] = rejected.get("unknown_id", 0) + 1
+            continue
+        verdict = check_exclusion(quote, finding, adr)
+        if verdict.rejected is None:
+            heading = verdict.quote.passage.section if verdict.quote.passage else ""
+            exclusions.append(
+                Exclusion(
+                    finding.title, verdict.quote.quote, heading, "judge", finding.source, verdict.covered_in
+                )
+            )
+            shown.add(fid)
+            continue
+        rejected[verdict.rejected] = rejected.get(verdict.rejected, 0) + 1
+        if fid not in shown:
+            restored.append(finding)
+            shown.add(fid)
+    return JudgeExclusions(tuple(exclusions), tuple(restored), rejected)
+
+
+def dropped_by_judge(
+    critic_ids: Iterable[str], merged_ids: Iterable[str], claimed_ids: Iterable[str]
+) -> tuple[str, ...]:
+    """The critic findings the Judge left out of its answer altogether: neither merged into one of its
+    findings nor claimed as covered. Its prompt allows no other way out, so these are what it dropped
+    as dissent that would apply to any decision; the comment counts them."""
+    accounted = {*merged_ids, *claimed_ids}
+    return tuple(i for i in critic_ids if i not in accounted)
+
+
+def code_exclusions(covered: Sequence[tuple[Finding, str]], adr: Adr) -> tuple[Exclusion, ...]:
+    """The code guard's exclusions, each with the statement of the ADR's own risks that covers it."""
+    out = []
+    passages = passages_of(adr)
+    for finding, item in covered:
+        check = check_quote(item, passages)
+        section = check.passage.section if check.passage else ""
+        covered_in = covering_section(item, adr) or ""
+        out.append(Exclusion(finding.title, item, section, "code", finding.source, covered_in))
+    return tuple(out)

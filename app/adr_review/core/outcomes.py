@@ -1,0 +1,36 @@
+"""What the state store holds of reviewers' feedback (issue 17), as the report reads it: one record per
+reviewed ADR of a PR and one per finding shown. Pure records; the store fills them (app/adr_review/adapters/
+feedback_sql.py) from comment ledgers, ticks and dismiss commands (app/adr_review/core/feedback.py)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class AdrOutcome:
+    repo: str
+    pr: int
+    path: str
+    first_at: float  # unix time the store first saw a review of it
+    last_at: float
+    revisions: int  # contents of the ADR reviewed in this PR
+    revised: bool  # changed in a later push after findings were shown (the sunset rule's signal)
+    cost_usd: float  # what its reviews cost, all revisions
+
+
+@dataclass(frozen=True)
+class FindingOutcome:
+    repo: str
+    pr: int
+    path: str
+    finding_id: str
+    severity: str
+    perspective: str  # the Devil's Advocate perspective, else the critic (and pre-mortem category)
+    title: str
+    shown_at: float
+    adopted: bool = False
+    adopted_by: str | None = None  # None: read from the comment's box (the Action), not from an edit
+    dismissed: bool = False
+    dismissed_by: str | None = None
+    reason: str = ""

@@ -1,0 +1,109 @@
+"""The guard's use case: a diff in, the accepted decisions it touches out (offline: no model).
+
+    result = run_guard(diff_text, index, folder, title=..., body=...)
+
+Parse the diff (app/adr_review/core/diff.py), build the budgeted query (app/adr_review/core/guard.py), search the index
+over the enforced pool only, re-assess the head with the guard's own calibrated evidence model
+(app/adr_review/core/guard_model.py; the review's model answers another question: "does this ADR relate to
+that ADR"), and keep the decisions whose evidence passes its floor and whose quotes verify. Silence
+(no decision) is the expected answer for most code changes and carries a reason.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from adr_review.core.adr import Adr
+from adr_review.core.diff import DiffFile, parse_diff
+from adr_review.core.evidence import HEAD, Background, EvidenceModel
+from adr_review.core.guard import (
+    DEFAULT_IGNORE,
+    GuardQuery,
+    Implicated,
+    build_query,
+    enforced_pool,
+    implicate,
+    rerank,
+)
+from adr_review.core.guard_model import GUARD_EVIDENCE
+from adr_review.core.results import Candidate
+from adr_review.pipeline.ports import AdrIndex
+
+RETRIEVED = 4 * HEAD  # the index's candidates the guard re-ranks by its own evidence
+
+SilentReason = Literal["empty_diff", "nothing_to_read", "no_enforced_adrs", "no_candidates", "below_floor"]
+
+
+@dataclass(frozen=True)
+class GuardResult:
+    decisions: tuple[Implicated, ...]
+    query: GuardQuery
+    silent_reason: SilentReason | None
+    candidates: tuple[Candidate, ...] = ()  # the head, re-ranked by the guard's evidence
+    retrieved: tuple[Candidate, ...] = ()  # the index's ranking (RETRIEVED at most), as it came
+    dropped: Mapping[str, int] = field(default_factory=dict)
+    pool_size: int = 0
+    floor: float = 0.0
+    diagnostics: Mapping[str, Any] = field(default_factory=dict)
+
+
+def adr_folder_files(files: Sequence[DiffFile], folder: Sequence[Adr]) -> frozenset[str]:
+    """The diff's paths that are ADRs of the folder (the path ends with an ADR's folder-relative
+    path): a change to a decision is the review's business, not the guard's."""
+    paths = {a.path for a in folder}
+    return frozenset(f.path for f in files if paths & {f.path, *_suffixes(f.path)})
+
+
+def _suffixes(path: str) -> list[str]:
+    parts = path.split("/")
+    return ["/".join(parts[i:]) for i in range(1, len(parts))]
+
+
+def run_guard(
+    diff_text: str,
+    index: AdrIndex,
+    folder: Sequence[Adr],
+    *,
+    title: str = "",
+    body: str = "",
+    model: EvidenceModel = GUARD_EVIDENCE,
+    ignore: Sequence[str] = DEFAULT_IGNORE,
+) -> GuardResult:
+    files = parse_diff(diff_text)
+    own = adr_folder_files(files, folder)
+    query = build_query([f for f in files if f.path not in own], title, body, ignore=ignore)
+    pool, redirect = enforced_pool(folder)
+    base = {"files": len(files), "adr_files_skipped": sorted(own), "ignored": list(query.ignored)}
+
+    def silent(reason: SilentReason, **extra: Any) -> GuardResult:
+        return GuardResult(
+            (), query, reason, pool_size=len(pool), floor=model.floor, diagnostics=base | extra
+        )
+
+    if not files and not title.strip():
+        return silent("empty_diff")
+    if query.empty:
+        return silent("nothing_to_read")
+    if not pool:
+        return silent("no_enforced_adrs")
+    result = index.search(query.text, top_n=RETRIEVED, pool=pool)
+    background = result.diagnostics.get("background")
+    if not result.candidates or not isinstance(background, dict):
+        return silent("no_candidates", retrieval=result.empty_reason)
+    bg = Background(**background)
+    head = rerank(result.candidates, bg, model)
+    decisions, dropped = implicate(head, model, query, folder, redirect)
+    return GuardResult(
+        tuple(decisions),
+        query,
+        None if decisions else "below_floor",
+        candidates=head,
+        retrieved=result.candidates,
+        dropped=dropped,
+        pool_size=len(pool),
+        floor=model.floor,
+        diagnostics=base
+        | {"embedding_failed": bool(result.diagnostics.get("embedding_failed")), "background": background},
+    )
