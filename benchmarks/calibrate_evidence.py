@@ -25,9 +25,10 @@ import argparse
 import json
 import sys
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -49,11 +50,26 @@ class Query:
     rows: list[tuple[dict[str, float], bool]]
 
 
-def collect(corpora: Sequence[Path], store: Path) -> list[Query]:
+@dataclass
+class Ranked:
+    """One qrels query as the product ranks it: the scores, the ranking and the pool's background."""
+
+    corpus: Path
+    adrs: Sequence[Any]  # the folder's parsed ADRs
+    language: str  # the folder's majority language
+    qrel: Any
+    relevant: set[str]
+    scores: Any  # index_search.QueryScores
+    ranked: Sequence[Any]  # the hybrid ranking's candidates
+    background: Background
+
+
+def ranked_queries(corpora: Sequence[Path], store: Path, top_n: int | None = None) -> Iterator[Ranked]:
+    """Every qrels query of every corpus (with a relevant ADR in the folder) through the same index,
+    pool and fusion as `adr-review eval retrieval`."""
     from adr_review.adapters.index_open import ensure_synced, open_index_for
     from adr_review.config import RetrievalConfig
 
-    out: list[Query] = []
     for corpus in corpora:
         index = open_index_for(corpus, store / corpus.name, None, RetrievalConfig())
         synced = ensure_synced(index, corpus)
@@ -65,13 +81,22 @@ def collect(corpora: Sequence[Path], store: Path) -> list[Query]:
                 continue
             pool = frozenset(q.pool) if q.pool is not None else None
             qs = index.score(q.query_text, exclude_paths=frozenset({q.query}), pool=pool)
-            ranked = index.rank_scores(qs).candidates
             background = Background.of(
                 [s.bm25 for s in qs.scores], [None if qs.dense_failed else s.dense for s in qs.scores]
             )
-            rows = [(features_of(c, i, background), c.adr.path in relevant) for i, c in enumerate(ranked[:K])]
-            out.append(Query(corpus.name, language, len(relevant), rows))
-        print(f"{corpus.name}: {sum(1 for q in out if q.corpus == corpus.name)} queries", file=sys.stderr)
+            ranked = index.rank_scores(qs, top_n=top_n).candidates
+            yield Ranked(corpus, synced.adrs, language, q, relevant, qs, ranked, background)
+
+
+def collect(corpora: Sequence[Path], store: Path) -> list[Query]:
+    out: list[Query] = []
+    for r in ranked_queries(corpora, store):
+        rows = [
+            (features_of(c, i, r.background), c.adr.path in r.relevant) for i, c in enumerate(r.ranked[:K])
+        ]
+        out.append(Query(r.corpus.name, r.language, len(r.relevant), rows))
+    for name in dict.fromkeys(q.corpus for q in out):
+        print(f"{name}: {sum(1 for q in out if q.corpus == name)} queries", file=sys.stderr)
     return out
 
 

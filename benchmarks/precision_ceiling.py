@@ -32,6 +32,7 @@ import tempfile
 from argparse import Namespace
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -42,9 +43,10 @@ from calibrate_evidence import (  # noqa: E402
     Query,
     fit_with_thresholds,
     pooled,
+    ranked_queries,
 )
 
-from adr_review.core.evidence import FEATURES, Background, features_of  # noqa: E402
+from adr_review.core.evidence import FEATURES, features_of  # noqa: E402
 from adr_review.evals.retrieval import find_corpora, load_qrels  # noqa: E402
 
 DEPTH = 20  # candidates kept per query (the evidence is fitted on the first 5)
@@ -52,62 +54,48 @@ K = 5
 
 
 def collect(corpora: Sequence[Path], store: Path, usem3: bool) -> list[dict[str, object]]:
-    from adr_review.adapters.index_open import ensure_synced, open_index_for
-    from adr_review.config import RetrievalConfig
-
     out: list[dict[str, object]] = []
-    for corpus in corpora:
-        index = open_index_for(corpus, store / corpus.name, None, RetrievalConfig())
-        synced = ensure_synced(index, corpus)
-        known = {a.path for a in synced.adrs}
-        language_of = {a.path: a.language for a in synced.adrs}
-        language = _majority([a.language for a in synced.adrs])
-        vectors = None
-        if usem3:
+    vectors: Any = None
+    current: Path | None = None
+    for m in ranked_queries(corpora, store, top_n=DEPTH):
+        qs, q = m.scores, m.qrel
+        language_of = {a.path: a.language for a in m.adrs}
+        if usem3 and m.corpus != current:
             from adr_review.adapters.xl_vectors import CrossLanguageVectors
 
-            vectors = CrossLanguageVectors(store / corpus.name, "ceiling")
-            vectors.sync(synced.adrs)
-        for q in load_qrels(corpus / "qrels.jsonl"):
-            relevant = {r for r in q.relevant if r in known}
-            if not relevant:
-                continue
-            pool = frozenset(q.pool) if q.pool is not None else None
-            qs = index.score(q.query_text, exclude_paths=frozenset({q.query}), pool=pool)
-            ranked = index.rank_scores(qs, top_n=DEPTH).candidates
-            background = Background.of(
-                [s.bm25 for s in qs.scores], [None if qs.dense_failed else s.dense for s in qs.scores]
-            )
-            bm25_rank = _ranks({s.adr.path: s.bm25 for s in qs.scores})
-            dense_rank = _ranks({s.adr.path: s.dense or -2.0 for s in qs.scores})
-            use: dict[str, float] = {}
-            use_rank: dict[str, int] = {}
-            if vectors is not None:
-                qlang = "ja" if _is_ja(q.query_text) else "en"
-                same = [s.adr.path for s in qs.scores if language_of[s.adr.path] == qlang]
-                use = vectors.score_vectors(vectors.query_vectors(q.query_text), qlang, same)
-                use_rank = _ranks(use)
-            u_mean, u_std = _mean_std(list(use.values()))
-            rows = []
-            for i, c in enumerate(ranked):
-                f = features_of(c, i, background)
-                p = c.adr.path
-                f["bm25_rank"] = math.log1p(bm25_rank.get(p, len(qs.scores)))
-                f["dense_rank"] = math.log1p(dense_rank.get(p, len(qs.scores)))
-                f["use_z"] = (use[p] - u_mean) / u_std if p in use and u_std > 1e-9 else 0.0
-                f["use_rank"] = math.log1p(use_rank.get(p, len(qs.scores)))
-                rows.append((f, p in relevant, p))
-            out.append(
-                {
-                    "corpus": corpus.name,
-                    "query": q.query,
-                    "language": language,
-                    "relevant": len(relevant),
-                    "pool": len(qs.scores),
-                    "rows": rows,
-                }
-            )
-        print(f"{corpus.name}: {sum(1 for q in out if q['corpus'] == corpus.name)} queries", file=sys.stderr)
+            vectors = CrossLanguageVectors(store / m.corpus.name, "ceiling")
+            vectors.sync(m.adrs)
+        current = m.corpus
+        bm25_rank = _ranks({s.adr.path: s.bm25 for s in qs.scores})
+        dense_rank = _ranks({s.adr.path: s.dense or -2.0 for s in qs.scores})
+        use: dict[str, float] = {}
+        if vectors is not None:
+            qlang = "ja" if _is_ja(q.query_text) else "en"
+            same = [s.adr.path for s in qs.scores if language_of[s.adr.path] == qlang]
+            use = vectors.score_vectors(vectors.query_vectors(q.query_text), qlang, same)
+        use_rank = _ranks(use)
+        u_mean, u_std = _mean_std(list(use.values()))
+        rows = []
+        for i, c in enumerate(m.ranked):
+            f = features_of(c, i, m.background)
+            p = c.adr.path
+            f["bm25_rank"] = math.log1p(bm25_rank.get(p, len(qs.scores)))
+            f["dense_rank"] = math.log1p(dense_rank.get(p, len(qs.scores)))
+            f["use_z"] = (use[p] - u_mean) / u_std if p in use and u_std > 1e-9 else 0.0
+            f["use_rank"] = math.log1p(use_rank.get(p, len(qs.scores)))
+            rows.append((f, p in m.relevant, p))
+        out.append(
+            {
+                "corpus": m.corpus.name,
+                "query": q.query,
+                "language": m.language,
+                "relevant": len(m.relevant),
+                "pool": len(qs.scores),
+                "rows": rows,
+            }
+        )
+    for name in dict.fromkeys(str(q["corpus"]) for q in out):
+        print(f"{name}: {sum(1 for q in out if q['corpus'] == name)} queries", file=sys.stderr)
     return out
 
 
@@ -293,12 +281,6 @@ def _is_ja(text: str) -> bool:
     from adr_review.core.text import is_japanese
 
     return is_japanese(text)
-
-
-def _majority(values: Sequence[str]) -> str:
-    from collections import Counter
-
-    return Counter(values).most_common(1)[0][0] if values else "?"
 
 
 def main(argv: Sequence[str] | None = None) -> int:
