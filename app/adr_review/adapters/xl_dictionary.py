@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from adr_review.adapters.embeddings import EmbeddingError
-from adr_review.adapters.gloss_lexicon import lexicon_version, load_lexicon
+from adr_review.adapters.gloss_lexicon import lexicon_problem, lexicon_version, load_lexicon
 from adr_review.adapters.npz_file import read_npz, write_npz
 from adr_review.core import gloss
 from adr_review.core.adr import Adr
@@ -36,6 +36,13 @@ NAME = "dictionary"
 FORMAT = "adr-review-xl-dict/2"
 PRELOAD_AFTER = 60  # Japanese ADRs to gloss in one sync before the whole lexicon is read at once
 MISSING = "the JMdict dictionary (jamdict-data) is not installed: pip install 'adr-review[multilingual]'"
+
+
+def _missing() -> str:
+    """Why there is no lexicon: the package is missing, and what is wrong with a prebuilt file named."""
+    problem = lexicon_problem()
+    return f"{MISSING} ({problem})" if problem else MISSING
+
 
 # content hash, language, its compared passages' feature counts, and their text (the evidence shown)
 Row = tuple[str, str, list[gloss.Sparse], list[str]]
@@ -88,12 +95,12 @@ class DictionaryViews:
         if japanese:
             got = load_lexicon()
             if got is None:
-                raise EmbeddingError(MISSING)
+                raise EmbeddingError(_missing())
             if japanese > PRELOAD_AFTER:
                 got.preload()  # ~0.7 s once, against ~11 ms of lookups per ADR
             lexicon = got
         elif lexicon_version() is None:
-            raise EmbeddingError(MISSING)  # a later Japanese query would need it
+            raise EmbeddingError(_missing())  # a later Japanese query would need it
         fresh = {a.path: (a.content_hash, a.language, *adr_rows(a, lexicon, self.params)) for a in todo}
         self._rows = {a.path: fresh.get(a.path) or self._rows[a.path] for a in adrs}
         self._matrix = None
@@ -114,7 +121,7 @@ class DictionaryViews:
         if language == "ja":
             got = load_lexicon()
             if got is None:
-                raise EmbeddingError(MISSING)
+                raise EmbeddingError(_missing())
             lexicon = got
         order, matrix, texts = self._passage_matrix()
         at = {p: i for i, p in enumerate(order)}
