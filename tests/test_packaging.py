@@ -296,9 +296,9 @@ def test_the_wheel_carries_the_prompts_and_templates_but_not_the_golden_cases(wh
     }
     assert shipped == expected
     assert (
-        "app/adr_review/cli.py" in names
-        and "app/adr_review/core/render.py" in names
-        and "app/adr_review/core/adr/__init__.py" in names
+        "adr_review/cli.py" in names
+        and "adr_review/core/render.py" in names
+        and "adr_review/core/adr/__init__.py" in names
     )
     assert not [n for n in names if n.startswith(("tests/", "prompts/", "templates/"))]
 
