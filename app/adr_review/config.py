@@ -1,17 +1,22 @@
-"""Process settings (env, pydantic-settings) and repo config (.github/adr-review.yml, pydantic).
+"""Process settings (their fields; pydantic-settings reads them in settings_env.py) and repo config
+(.github/adr-review.yml, pydantic).
 
-Only this module and the entrypoints read the environment; the core and the pipeline get plain values.
+Only the settings modules (process_env.py, settings_env.py) and the entrypoints read the environment;
+the core and the pipeline get plain values.
 Helpers extend these models with their own nested sections; keep defaults documented in docs/config.md.
 """
 
 from __future__ import annotations
 
 import fnmatch
-from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from adr_review.process_env import Provider
+
+if TYPE_CHECKING:  # what __getattr__ below gives, for the type checker
+    from adr_review.settings_env import AppSettings, Settings  # noqa: F401
 
 # The ADR folders real repositories use, most common first: each counted in a public code index as the
 # repositories holding `<folder>/0001-record-architecture-decisions.md` (adr-tools' first ADR), table and
@@ -170,8 +175,6 @@ DEFAULT_PRICES: dict[str, ModelPrice] = {
     "claude-3-haiku*": ModelPrice(input=0.25, output=1.25, cache_read=0.03, cache_write=0.3),
 }
 
-Provider = Literal["anthropic", "bedrock", "vertex"]
-
 # Claude API model id -> the provider's id, where the provider's format rule does not give it.
 # Source: https://platform.claude.com/docs/en/about-claude/models/model-ids-and-versions. The rules
 # (app/adr_review/adapters/llm/providers.py): from the 4.6 generation on, Bedrock's id is `anthropic.` + the dateless
@@ -299,82 +302,10 @@ def parse_repo_config(raw: bytes | str, source: str = REPO_CONFIG_PATH) -> RepoC
         raise RepoConfigError(source, problems) from None
 
 
-class Settings(BaseSettings):
-    """Process-level settings from the environment (ADR_REVIEW_* and the usual API key names)."""
+def __getattr__(name: str) -> Any:
+    """Settings and AppSettings import pydantic-settings, on first use only (not on a recall's path)."""
+    if name in ("Settings", "AppSettings"):
+        from adr_review import settings_env
 
-    model_config = SettingsConfigDict(env_prefix="ADR_REVIEW_", extra="ignore")
-    anthropic_api_key: str | None = Field(default=None, validation_alias="ANTHROPIC_API_KEY")
-    anthropic_base_url: str | None = Field(default=None, validation_alias="ANTHROPIC_BASE_URL")
-    # ADR_REVIEW_LLM_PROVIDER: anthropic | bedrock | vertex, over the repo config's `llm.provider` (the
-    # operator holds the credentials). Bedrock and Vertex read their own SDK variables: docs/config.md.
-    llm_provider: Provider | None = None
-    # ADR_REVIEW_VERTEX_ACCESS_TOKEN: a ready Google OAuth access token; unset, Vertex uses Application
-    # Default Credentials (google-auth, the `vertex` extra).
-    vertex_access_token: str | None = None
-    store_dir: Path = Path(".adr-review")
-    # Kill switch: ADR_REVIEW_RECALL_ENABLED or the seed's RECALL_ENABLED.
-    recall_enabled: bool = Field(
-        default=True, validation_alias=AliasChoices("ADR_REVIEW_RECALL_ENABLED", "RECALL_ENABLED")
-    )
-    log_level: str = "INFO"
-
-
-class AppSettings(BaseSettings):
-    """The GitHub App server (`adr-review serve`): ADR_REVIEW_APP_* / ADR_REVIEW_* from the environment.
-
-    See docs/app.md. The webhook secret is required unless the server runs with --insecure-no-secret.
-    """
-
-    model_config = SettingsConfigDict(env_prefix="ADR_REVIEW_", extra="ignore")
-    app_id: str | None = Field(
-        default=None, validation_alias=AliasChoices("ADR_REVIEW_APP_ID", "GITHUB_APP_ID")
-    )
-    app_private_key: str | None = Field(
-        default=None, validation_alias=AliasChoices("ADR_REVIEW_APP_PRIVATE_KEY", "GITHUB_APP_PRIVATE_KEY")
-    )
-    app_private_key_path: Path | None = Field(
-        default=None,
-        validation_alias=AliasChoices("ADR_REVIEW_APP_PRIVATE_KEY_PATH", "GITHUB_APP_PRIVATE_KEY_PATH"),
-    )
-    webhook_secret: str | None = Field(
-        default=None, validation_alias=AliasChoices("ADR_REVIEW_WEBHOOK_SECRET", "GITHUB_WEBHOOK_SECRET")
-    )
-    github_api_url: str = Field(
-        default="https://api.github.com",
-        validation_alias=AliasChoices("ADR_REVIEW_GITHUB_API_URL", "GITHUB_API_URL"),
-    )
-    host: str = "127.0.0.1"
-    port: int = 8080
-    workers: int = 2  # worker threads per process
-    db_path: Path | None = None  # default: <store_dir>/app.sqlite3
-    # PostgreSQL instead of the SQLite file (several hosts): postgresql://user:password@host:5432/db
-    database_url: str | None = None
-    db_pool_size: int = Field(default=8, ge=1)  # connections per process (PostgreSQL)
-    # A Chroma server instead of the embedded index per process (several hosts): http://host:8000
-    chroma_url: str | None = None
-    chroma_token: str | None = None  # sent as `Authorization: Bearer` when the server wants one
-    # Every request to the Chroma server: a connect and a read deadline, then `chroma_retries` more
-    # tries; what still fails fails the run, which the queue retries (docs/app.md, "Faults")
-    chroma_connect_timeout_s: float = Field(default=5.0, gt=0)
-    chroma_read_timeout_s: float = Field(default=30.0, gt=0)
-    chroma_retries: int = Field(default=1, ge=0, le=5)
-    store_dir: Path = Path(".adr-review")
-    lease_ttl_s: float = 300.0  # a dead worker's run is reclaimed after this; renewed every ttl/3
-    # SIGTERM: how long a worker waits for the stages in flight; the lease TTL must be >= 1.5 x this
-    shutdown_wait_s: float = Field(default=10.0, ge=0)
-    # The worker role's liveness file (app/adr_review/entrypoints/liveness.py); default <store_dir>/worker.heartbeat.
-    heartbeat_file: Path | None = None
-    heartbeat_every_s: float = Field(default=10.0, gt=0)  # `adr-review health --worker` allows 60 s
-    max_attempts: int = 3  # then the run is failed with its last error
-    retry_backoff_s: float = 30.0
-    stall_after_s: float = 3600.0  # watchdog: a running run without stage progress this long fails
-    catch_up: bool = True  # list recent App deliveries and redeliver failed ones we lack: on start, then
-    catch_up_every_s: float = Field(default=120.0, gt=0)  # ... every this often, in every web process
-    catch_up_window_s: float = 3 * 86400.0  # GitHub keeps deliveries for 3 days
-    # A body is buffered before its signature is checked: the cap and the concurrency limit bound what
-    # unauthenticated requests can make the server hold (max_connections x max_body_bytes). Real
-    # pull_request / issue_comment payloads are tens of KiB; GitHub's own cap is 25 MB.
-    max_body_bytes: int = Field(default=1024 * 1024, ge=1024)
-    max_connections: int = Field(default=64, ge=1)  # open connections + requests in flight; then 503
-    # GET /report (app/adr_review/entrypoints/report_http.py) answers only a caller with this bearer token; unset: off.
-    report_token: str | None = None
+        return getattr(settings_env, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

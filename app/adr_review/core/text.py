@@ -125,8 +125,11 @@ _CJK_ANY = re.compile(rf"[{_CJK_CLASS}\U00020000-\U0002FA1F]+")
 
 def tokenize(text: str) -> list[str]:
     """Words for alphabetic scripts, overlapping bigrams for CJK runs (a lone CJK char stays a unigram)."""
+    norm = normalize(text)
+    if _CJK_ANY.search(norm) is None:  # no CJK character: every token is a word (most English ADRs)
+        return _TOKEN.findall(norm)
     tokens: list[str] = []
-    for match in _TOKEN.finditer(normalize(text)):
+    for match in _TOKEN.finditer(norm):
         piece = match.group(0)
         if _is_cjk(piece[0]):
             tokens.extend(_bigrams(piece))
@@ -237,8 +240,11 @@ def search_tokens(text: str) -> list[str]:
     hiragana-only n-grams for the same reason. A run of nothing but hiragana keeps its bigrams, so
     text written in kana alone stays searchable. Other scripts are tokenised exactly as `tokenize`.
     """
+    norm = normalize(text)
+    if _CJK_ANY.search(norm) is None:  # no CJK character: every token is a word (most English ADRs)
+        return _TOKEN.findall(norm)
     tokens: list[str] = []
-    for match in _TOKEN.finditer(normalize(text)):
+    for match in _TOKEN.finditer(norm):
         piece = match.group(0)
         if not _is_cjk(piece[0]):
             tokens.append(piece)

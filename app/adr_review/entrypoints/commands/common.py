@@ -108,9 +108,9 @@ def store_dir(args: argparse.Namespace, config: RetrievalConfig) -> Path:
         return Path(args.store)
     if config.store_dir:
         return Path(config.store_dir)
-    from adr_review.config import Settings
+    from adr_review.process_env import process_settings
 
-    return Path(Settings().store_dir)
+    return Path(process_settings(os.environ).store_dir)
 
 
 def progress_reporter(label: str, stream: TextIO | None = None) -> Callable[[int, int], None]:

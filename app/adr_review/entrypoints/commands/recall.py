@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from dataclasses import asdict
 from pathlib import Path
@@ -211,20 +212,22 @@ def _recall(
     args: argparse.Namespace, proposal: Adr, index: Any, folder: list[Adr], repo: RepoConfig
 ) -> tuple[RecallResult, str | None]:
     """The recall, and what to say when the provider refused the credentials (then exit 1)."""
-    from adr_review.config import Settings
     from adr_review.pipeline.recall import run_recall
+    from adr_review.process_env import process_settings
     from adr_review.prompts import packaged
 
-    settings = Settings()
+    switches = process_settings(os.environ)  # without pydantic-settings: an offline recall needs two values
     llm = None
-    if not args.offline and settings.anthropic_api_key:
+    if not args.offline and switches.anthropic_api_key:
         from adr_review.adapters.llm import make_llm
+        from adr_review.config import Settings
         from adr_review.entrypoints.llm_auth import AuthWatch
 
+        settings = Settings()
         made = make_llm(settings, repo)
         llm = AuthWatch(made) if made is not None else None
     recall = run_recall(
-        proposal, index, folder, llm, config=repo, enabled=settings.recall_enabled, prompts=packaged()
+        proposal, index, folder, llm, config=repo, enabled=switches.recall_enabled, prompts=packaged()
     )
     if llm is None or not llm.refused:
         return recall, None
