@@ -751,7 +751,9 @@ def test_hostile_inputs_parse_in_linear_time(name: str) -> None:
     assert 100_000 < len(data) < 1_000_000
     started = time.perf_counter()
     adr = parse_adr("0001-x.md", data)
-    assert time.perf_counter() - started < 10, name
+    # A hang detector, far from the failure it catches (a quadratic pass over these inputs takes hours),
+    # not a budget: at load 10 a linear parse of the largest took 23 s.
+    assert time.perf_counter() - started < 120, name
     assert adr.summary and len(adr.summary) <= 601
     assert len(adr.links) <= 200
 
@@ -773,6 +775,6 @@ def test_a_file_past_the_parse_budget_is_a_per_file_error_not_a_hang(data: bytes
     started = time.perf_counter()
     with pytest.raises(AdrParseError) as err:
         parse_adr("0001-x.md", data)
-    assert time.perf_counter() - started < 10
+    assert time.perf_counter() - started < 120  # a hang detector, as above
     assert err.value.path == "0001-x.md"
     assert reason in err.value.reason and "split the file" in err.value.reason
