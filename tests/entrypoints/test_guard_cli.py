@@ -76,6 +76,7 @@ DECISION_KEYS = {
     "section",
     "via",
     "diff_evidence",
+    "verdict",  # the verified model answer; null offline
 }
 
 
