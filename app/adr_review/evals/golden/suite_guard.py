@@ -17,7 +17,15 @@ from pydantic import BaseModel, ConfigDict
 from adr_review.core.diff import parse_diff
 from adr_review.core.guard import build_query, matching_lines
 from adr_review.evals.golden.cases import LIBRARY_DIR, GoldenCase, GoldenError, load_library_adr
-from adr_review.evals.golden.scoring import AnswerFn, CaseScore, Evaluation, StepLlm, ratio, step_failure, summed
+from adr_review.evals.golden.scoring import (
+    AnswerFn,
+    CaseScore,
+    Evaluation,
+    StepLlm,
+    ratio,
+    step_failure,
+    summed,
+)
 from adr_review.pipeline.guard_check import PROMPT_NAME, GuardCheckResult, check_decisions
 from adr_review.pipeline.ports import LlmRequest
 from adr_review.prompts import Prompt, PromptFiles
