@@ -10,6 +10,7 @@ from adr_review.core.adr import parse_adr
 from adr_review.core.diff import parse_diff
 from adr_review.core.guard import build_query
 from adr_review.core.guard_check import GuardVerdict, arrange, diff_excerpt, verify_answer
+from tests.entrypoints.test_guard_cli import MONGO
 
 ADR = parse_adr(
     "0001-postgres.md",
@@ -21,16 +22,7 @@ ADR = parse_adr(
         b"## Consequences\n\n* Connection pooling goes through PgBouncer in transaction mode.\n"
     ),
 )
-DIFF = """\
-diff --git a/services/order/store.py b/services/order/store.py
---- a/services/order/store.py
-+++ b/services/order/store.py
-@@ -1,3 +1,3 @@
--import psycopg  # the order service's PostgreSQL database
-+from pymongo import MongoClient  # orders move to a MongoDB document database
- pass  # unchanged context line
-"""
-LINES = build_query(parse_diff(DIFF)).lines
+LINES = build_query(parse_diff(MONGO)).lines
 DECISION = "We will not adopt MongoDB or another document database for orders, payments or carts."
 ADDED = "from pymongo import MongoClient"
 
@@ -54,7 +46,7 @@ def answer(verdict: str = "conflicts", adr_quote: str = DECISION, diff_quote: st
         (answer(adr_quote="We will never use MongoDB for orders."), "adr_quote_not_found"),  # a paraphrase
         (answer(adr_quote=""), "no_adr_quote"),
         (answer(adr_quote="MongoDB"), "adr_quote_too_short"),
-        (answer(diff_quote="pass  # unchanged context line"), "diff_quote_not_changed"),  # a context line
+        (answer(diff_quote="pass"), "diff_quote_not_changed"),  # an unchanged context line
         (answer(diff_quote="import pymongo"), "diff_quote_not_changed"),  # not in any line as written
         (answer(diff_quote=""), "no_diff_quote"),
         (answer(diff_quote="+ )"), "diff_quote_not_changed"),  # too short to show anything
