@@ -190,7 +190,15 @@ def test_a_refused_key_prints_the_offline_comment_and_fails_loudly(
         adr_dir = folder(tmp_path)
         diff_file = tmp_path / "change.diff"
         diff_file.write_text(MONGO, encoding="utf-8")
-        argv = ["guard", "--adr-dir", str(adr_dir), "--store", str(tmp_path / "store"), "--diff", str(diff_file)]
+        argv = [
+            "guard",
+            "--adr-dir",
+            str(adr_dir),
+            "--store",
+            str(tmp_path / "store"),
+            "--diff",
+            str(diff_file),
+        ]
         assert cli_main([*argv, "--title", "Move orders to MongoDB"]) == 1
         captured = capsys.readouterr()
         assert "Changed lines that share its terms" in captured.out  # the offline listing, with a note
