@@ -152,7 +152,10 @@ def split_repo(tmp_path: Path) -> Path:
             sorted((GUARD, RECALL)),
         ),  # imported transitively through extractive.py: recall's pipeline and the guard's core
         ("app/adr_review/core/nobody_imports.py", []),
-        ("app/adr_review/evals/golden/runner.py", sorted((RECALL, *BLINDSPOT, GUARD))),  # runs every prompt's cases
+        (
+            "app/adr_review/evals/golden/runner.py",
+            sorted((RECALL, *BLINDSPOT, GUARD)),
+        ),  # runs every prompt's cases
     ],
 )
 def test_a_module_split_off_is_followed_without_listing_it(
