@@ -76,6 +76,7 @@ DECISION_KEYS = {
     "section",
     "via",
     "diff_evidence",
+    "verdict",  # the verified model answer; null offline
 }
 
 
@@ -145,3 +146,61 @@ def test_a_missing_diff_file_is_a_usage_error(capsys: pytest.CaptureFixture[str]
     adr_dir = folder(tmp_path)
     assert main(["guard", "--adr-dir", str(adr_dir), "--diff", str(tmp_path / "nope.diff")]) == 2
     assert "nope.diff" in capsys.readouterr().err
+
+
+# --- with a model: the real client against the fake Messages API on 127.0.0.1 --------------------------
+
+DECISION = "We will not adopt MongoDB or another document database for orders, payments or carts."
+ADDED = "from pymongo import MongoClient  # orders move to a MongoDB document database"
+
+
+def test_with_a_key_each_listed_decision_is_checked_by_the_model(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tests.fakes.messages_server import FakeMessagesServer, Reply
+
+    answer = {"verdict": "conflicts", "adr_quote": DECISION, "diff_quote": ADDED,
+              "reason": "Orders move to MongoDB, which the decision rules out.", "confidence": 0.9}  # fmt: skip
+    with FakeMessagesServer() as server:
+        server.set_default("guard-check", Reply(answer=answer))
+        monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test")
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", server.base_url)
+        out = as_json(capsys, tmp_path, MONGO, "--title", "Move orders to MongoDB")
+        assert server.count("guard-check") == 1
+        [d] = out["decisions"]
+        assert d["verdict"]["verdict"] == "conflicts" and d["verdict"]["adr_quote"] == DECISION
+        assert d["verdict"]["diff_line"]["change"] == "added" and d["verdict"]["section"] == "decision"
+        assert out["check"]["usage"]["calls"] == 1 and out["check"]["usage"]["input_tokens"] > 0
+        text = guard(capsys, tmp_path, MONGO, "--title", "Move orders to MongoDB")
+        assert "### ⚠️ Conflicts · ADR-0001" in text and f"> {DECISION}" in text
+        offline = guard(capsys, tmp_path, MONGO, "--title", "Move orders to MongoDB", "--offline")
+        assert server.count("guard-check") == 2 and "Conflicts" not in offline  # --offline calls nothing
+
+
+def test_a_refused_key_prints_the_offline_comment_and_fails_loudly(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from adr_review.cli import main as cli_main
+    from tests.fakes.messages_server import FakeMessagesServer, Reply
+
+    with FakeMessagesServer() as server:
+        server.set_default("guard-check", Reply(status=401))
+        monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-wrong")
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", server.base_url)
+        adr_dir = folder(tmp_path)
+        diff_file = tmp_path / "change.diff"
+        diff_file.write_text(MONGO, encoding="utf-8")
+        argv = [
+            "guard",
+            "--adr-dir",
+            str(adr_dir),
+            "--store",
+            str(tmp_path / "store"),
+            "--diff",
+            str(diff_file),
+        ]
+        assert cli_main([*argv, "--title", "Move orders to MongoDB"]) == 1
+        captured = capsys.readouterr()
+        assert "Changed lines that share its terms" in captured.out  # the offline listing, with a note
+        assert "No usable model answer for ADR-0001 (llm_error)" in captured.out
+        assert "ANTHROPIC_API_KEY" in captured.err

@@ -38,6 +38,7 @@ BLINDSPOT = (
     "blindspot-judge",
 )
 RECALL = "recall-pre-gate"
+GUARD = "guard-check"
 
 
 def source_of(obj: object) -> str:
@@ -124,9 +125,9 @@ def split_repo(tmp_path: Path) -> Path:
     shutil.copytree(
         SOURCE_ROOT / "adr_review", repo / "app" / "adr_review", ignore=shutil.ignore_patterns("__pycache__")
     )
-    recall_only = repo / source_of(pick_extractive)
-    recall_only.write_text(
-        recall_only.read_text(encoding="utf-8")
+    split_from = repo / source_of(pick_extractive)
+    split_from.write_text(
+        split_from.read_text(encoding="utf-8")
         + "\nfrom adr_review.core.split_off_helper import HELPER  # noqa\n",
         encoding="utf-8",
     )
@@ -148,10 +149,13 @@ def split_repo(tmp_path: Path) -> Path:
     [
         (
             "app/adr_review/core/split_off_helper.py",
-            [RECALL],
-        ),  # imported transitively by recall's pipeline only
+            sorted((GUARD, RECALL)),
+        ),  # imported transitively through extractive.py: recall's pipeline and the guard's core
         ("app/adr_review/core/nobody_imports.py", []),
-        ("app/adr_review/evals/golden/runner.py", sorted((RECALL, *BLINDSPOT))),  # runs every prompt's cases
+        (
+            "app/adr_review/evals/golden/runner.py",
+            sorted((RECALL, *BLINDSPOT, GUARD)),
+        ),  # runs every prompt's cases
     ],
 )
 def test_a_module_split_off_is_followed_without_listing_it(

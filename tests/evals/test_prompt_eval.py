@@ -43,7 +43,7 @@ BLINDSPOT_PROMPTS = (
     "blindspot-adjacent-domain",
     "blindspot-judge",
 )
-ALL_PROMPTS = ("recall-pre-gate", *BLINDSPOT_PROMPTS)
+ALL_PROMPTS = ("recall-pre-gate", *BLINDSPOT_PROMPTS, "guard-check")
 
 
 def run_eval(*argv: str, capsys: pytest.CaptureFixture[str]) -> tuple[int, dict[str, Any]]:
@@ -117,7 +117,7 @@ def test_replay_passes_on_the_committed_recordings(capsys: pytest.CaptureFixture
 
 
 @pytest.mark.parametrize(
-    ("prompt", "minimum"), [("recall-pre-gate", 8), *((p, 6) for p in BLINDSPOT_PROMPTS)]
+    ("prompt", "minimum"), [("recall-pre-gate", 8), *((p, 6) for p in BLINDSPOT_PROMPTS), ("guard-check", 4)]
 )
 def test_each_prompt_has_enough_cases_in_both_languages(prompt: str, minimum: int) -> None:
     cases = [
@@ -308,6 +308,32 @@ def test_a_paraphrased_reason_is_dropped_as_not_verbatim(
     assert failed_checks(by_name(report, "recall-pre-gate")) == {"reasons_dropped_not_verbatim"}
 
 
+@pytest.mark.parametrize(
+    ("quote", "why"),
+    [
+        ("adr_quote", "adr_quote_outside_decision"),  # a verbatim sentence of the ADR's Context
+        ("diff_quote", "diff_quote_not_changed"),  # an unchanged context line of the diff
+    ],
+)
+def test_a_guard_conflict_whose_quote_does_not_verify_fails_the_gate(
+    prompts_copy: Path, quote: str, why: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    case_id = "en-cosmos-019-amino-keeper-conflict"
+    text = {
+        "adr_quote": "Currently, the Cosmos SDK utilizes go-amino for binary and JSON object encoding over the wire "
+        "bringing parity between logical objects and persistence objects.",
+        "diff_quote": "store.Set(types.EscrowKey(e.Id), bz)",
+    }[quote]
+    edit_recording(prompts_copy, "guard-check", case_id, lambda rec: rec["data"].update({quote: text}))
+    code, report = run_eval("--prompt", "guard-check", "--prompts-dir", str(prompts_copy), capsys=capsys)
+    assert code == 1
+    guard = by_name(report, "guard-check")
+    assert guard["metrics"]["unverified_answers"] == 1
+    assert guard["metrics"]["conflicts_shown"] == 1  # the Japanese case's; this one is no longer shown
+    assert {"verdict_match_rate", "unverified_answers"} <= failed_checks(guard)
+    assert any(why in f for f in case(report, "guard-check", case_id)["failures"])
+
+
 def test_a_forbidden_citation_fails_the_gate(prompts_copy: Path, capsys: pytest.CaptureFixture[str]) -> None:
     case_id = "en-hydra-025-resource-based-api"
 
@@ -336,6 +362,7 @@ def test_a_forbidden_citation_fails_the_gate(prompts_copy: Path, capsys: pytest.
         ("blindspot-devils-advocate", lambda d: d.pop("counter_arguments"), "counter_arguments"),
         ("blindspot-premortem", lambda d: d["scenarios"][0].pop("quote"), "quote"),
         ("blindspot-judge", lambda d: d.update(findings="none"), "findings"),
+        ("guard-check", lambda d: d.update(verdict="violates"), "verdict"),
     ],
 )
 def test_a_schema_invalid_recording_fails(
@@ -589,7 +616,9 @@ def git_repo(tmp_path: Path) -> Path:
         ({"prompts/blindspot-premortem/prompt.md": "+"}, ["blindspot-premortem"]),
         ({"prompts/recall-pre-gate/golden/new.case.yaml": "id: new\n"}, ["recall-pre-gate"]),
         ({"prompts/constitution.yaml": "+"}, ["blindspot-devils-advocate"]),
-        ({"app/adr_review/core/extractive.py": "+"}, ["recall-pre-gate"]),
+        # the guard's decision sentence is cut by extractive.best_sentence, which the guard check imports
+        ({"app/adr_review/core/extractive.py": "+"}, ["guard-check", "recall-pre-gate"]),
+        ({"app/adr_review/core/guard_check.py": "+"}, ["guard-check"]),  # found from the suite's imports
         (
             {"app/adr_review/core/citations.py": "+"},
             sorted(ALL_PROMPTS),

@@ -83,16 +83,25 @@ MIN_SUBJECT_OVERLAP = 0.35
 Rejection = Literal["not_verbatim", "not_covering_section", "off_subject", "unknown_id"]
 
 
-def covering_section(quote: str, adr: Adr) -> str | None:
-    """The first of COVERING_SECTIONS whose text (as the parser cut it) has `quote` as one passage,
-    checked like any quote, or None: the quote stands elsewhere (Context, a heading, the title) or
-    nowhere."""
+def quote_in_sections(quote: str, adr: Adr, names: Sequence[str]) -> tuple[str, QuoteCheck] | None:
+    """(section, check) for the first canonical section of `names` whose text (as the parser cut it)
+    has `quote` as one passage, checked like any quote; None when it stands elsewhere or nowhere."""
     markdown = is_markdown_path(adr.path)
-    for name in COVERING_SECTIONS:
+    for name in names:
         text = adr.sections.get(name) or ""
-        if text.strip() and check_quote(quote, reader_passages(text, markdown=markdown)).ok:
-            return name
+        if not text.strip():
+            continue
+        check = check_quote(quote, reader_passages(text, markdown=markdown))
+        if check.ok:
+            return name, check
     return None
+
+
+def covering_section(quote: str, adr: Adr) -> str | None:
+    """The first of COVERING_SECTIONS that has `quote` as one passage, or None: the quote stands
+    elsewhere (Context, a heading, the title) or nowhere."""
+    found = quote_in_sections(quote, adr, COVERING_SECTIONS)
+    return found[0] if found else None
 
 
 _PLURAL = re.compile(r"(?<=[a-z]{3})s$")  # "timeouts" / "timeout", not "process" (see _terms)

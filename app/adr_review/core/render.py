@@ -293,11 +293,13 @@ def render_guard(
     cut: Sequence[str],
     floor: float,
     *,
+    check: Any = None,
     language: str | None = None,
     templates_dir: Path | None = None,
 ) -> str:
     """The guard's comment (templates/guard.md.j2), or its one-line silent note when nothing is
-    implicated. Language: forced, else Japanese only when every implicated ADR is Japanese."""
+    implicated. Language: forced, else Japanese only when every implicated ADR is Japanese. `check`:
+    the model check's result (app/adr_review/pipeline/guard_check.py GuardCheckResult), if one ran."""
     if language in LANGUAGES:
         lang = str(language)
     else:
@@ -306,4 +308,4 @@ def render_guard(
     t = cat.strings[lang]
     if not decisions:
         return t["guard_silent"] + "\n"
-    return cat.env.get_template("guard.md.j2").render(t=t, g=guard_view(decisions, cut, floor))
+    return cat.env.get_template("guard.md.j2").render(t=t, g=guard_view(decisions, cut, floor, check, t))

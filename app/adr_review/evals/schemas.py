@@ -27,6 +27,8 @@ from adr_review.pipeline.blindspot_answers import (
     JudgeAnswer,
     PremortemAnswer,
 )
+from adr_review.pipeline.guard_answer import GuardCheckAnswer
+from adr_review.pipeline.guard_check import PROMPT_NAME as GUARD_CHECK_PROMPT
 from adr_review.pipeline.recall import PROMPT_NAME as RECALL_PROMPT
 from adr_review.pipeline.recall_answer import RecallAnswer
 from adr_review.prompts import PROMPTS_DIR
@@ -38,6 +40,7 @@ ANSWER_MODELS: Mapping[str, type[BaseModel]] = {
     CRITIC_PROMPTS["premortem"]: PremortemAnswer,
     CRITIC_PROMPTS["adjacent_domain"]: AdjacentDomainAnswer,
     JUDGE_PROMPT: JudgeAnswer,
+    GUARD_CHECK_PROMPT: GuardCheckAnswer,
 }
 
 

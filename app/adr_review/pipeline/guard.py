@@ -7,6 +7,10 @@ over the enforced pool only, re-assess the head with the guard's own calibrated 
 (app/adr_review/core/guard_model.py; the review's model answers another question: "does this ADR relate to
 that ADR"), and keep the decisions whose evidence passes its floor and whose quotes verify. Silence
 (no decision) is the expected answer for most code changes and carries a reason.
+
+With a model (`llm`, and the `prompts` to ask it with), each listed decision is then checked by one call
+(app/adr_review/pipeline/guard_check.py): `GuardResult.check` holds the verified verdicts. Without one
+(the default) nothing is called and the result is the offline listing.
 """
 
 from __future__ import annotations
@@ -29,7 +33,9 @@ from adr_review.core.guard import (
 )
 from adr_review.core.guard_model import GUARD_EVIDENCE
 from adr_review.core.results import Candidate
-from adr_review.pipeline.ports import AdrIndex
+from adr_review.pipeline.guard_check import GuardCheckResult, check_decisions
+from adr_review.pipeline.ports import AdrIndex, LlmPort, PromptLibrary, StageMemo, no_memo
+from adr_review.pipeline.structured import StepOverrides
 
 RETRIEVED = 4 * HEAD  # the index's candidates the guard re-ranks by its own evidence
 
@@ -47,6 +53,7 @@ class GuardResult:
     pool_size: int = 0
     floor: float = 0.0
     diagnostics: Mapping[str, Any] = field(default_factory=dict)
+    check: GuardCheckResult | None = None  # the model's verified verdicts, when a model was given
 
 
 def adr_folder_files(files: Sequence[DiffFile], folder: Sequence[Adr]) -> frozenset[str]:
@@ -70,6 +77,10 @@ def run_guard(
     body: str = "",
     model: EvidenceModel = GUARD_EVIDENCE,
     ignore: Sequence[str] = DEFAULT_IGNORE,
+    llm: LlmPort | None = None,
+    prompts: PromptLibrary | None = None,
+    overrides: StepOverrides | None = None,
+    memo: StageMemo = no_memo,
 ) -> GuardResult:
     files = parse_diff(diff_text)
     own = adr_folder_files(files, folder)
@@ -95,6 +106,10 @@ def run_guard(
     bg = Background(**background)
     head = rerank(result.candidates, bg, model)
     decisions, dropped = implicate(head, model, query, folder, redirect)
+    check = None
+    if llm is not None and prompts is not None and decisions:
+        pairs = [(d.adr, d.lines) for d in decisions]
+        check = check_decisions(pairs, query, llm, prompts, title=title, overrides=overrides, memo=memo)
     return GuardResult(
         tuple(decisions),
         query,
@@ -106,4 +121,5 @@ def run_guard(
         floor=model.floor,
         diagnostics=base
         | {"embedding_failed": bool(result.diagnostics.get("embedding_failed")), "background": background},
+        check=check,
     )

@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from adr_review.core.results import Usage
 from adr_review.core.text import contains_verbatim, normalize
 from adr_review.evals.golden.cases import GoldenCase
-from adr_review.pipeline.ports import LlmRequest, LlmResponse
+from adr_review.pipeline.ports import LlmError, LlmRequest, LlmResponse
 from adr_review.prompts import Prompt
 
 
@@ -82,6 +82,25 @@ def step_failure(message: str, usage: Usage) -> Evaluation:
     if kind == "schema":
         return Evaluation("schema", message=detail, usage=usage)
     return Evaluation("llm_error", message=message, usage=usage)
+
+
+class StepLlm:
+    """The LLM port for a single-step run: `answer` stands in for the model (None: capture and fail)."""
+
+    def __init__(self, target: str, answer: AnswerFn | None) -> None:
+        self.target = target
+        self.answer = answer
+        self.requests: list[LlmRequest] = []
+        self.response: LlmResponse | None = None
+
+    def complete(self, request: LlmRequest) -> LlmResponse:
+        if request.prompt_name != self.target:
+            raise LlmError("refused", "golden eval: this step is not part of the case")
+        self.requests.append(request)
+        if self.answer is None:
+            raise LlmError("refused", "golden eval: request captured, not answered")
+        self.response = self.answer(request)
+        return self.response
 
 
 class Suite(Protocol):

@@ -12,8 +12,16 @@ from adr_review.core.adr import Adr, canonical_id_key
 from adr_review.core.citations import NOT_A_CANDIDATE, NOT_VERBATIM, TOO_SHORT
 from adr_review.core.results import Candidate, RecallResult, RetrievalResult, Usage
 from adr_review.evals.golden.cases import LIBRARY_DIR, GoldenCase, GoldenError, load_library_adr
-from adr_review.evals.golden.scoring import AnswerFn, CaseScore, Evaluation, ratio, step_failure, summed
-from adr_review.pipeline.ports import LlmError, LlmRequest, LlmResponse
+from adr_review.evals.golden.scoring import (
+    AnswerFn,
+    CaseScore,
+    Evaluation,
+    StepLlm,
+    ratio,
+    step_failure,
+    summed,
+)
+from adr_review.pipeline.ports import LlmRequest
 from adr_review.pipeline.recall import PROMPT_NAME, run_recall
 from adr_review.prompts import Prompt, PromptFiles
 
@@ -68,25 +76,6 @@ class _GoldenIndex:
         return RetrievalResult(candidates=tuple(kept), empty_reason=None, diagnostics={"golden": True})
 
 
-class _StepLlm:
-    """The LLM port for a single-step run: `answer` stands in for the model (None: capture and fail)."""
-
-    def __init__(self, target: str, answer: AnswerFn | None) -> None:
-        self.target = target
-        self.answer = answer
-        self.requests: list[LlmRequest] = []
-        self.response: LlmResponse | None = None
-
-    def complete(self, request: LlmRequest) -> LlmResponse:
-        if request.prompt_name != self.target:
-            raise LlmError("refused", "golden eval: this step is not part of the case")
-        self.requests.append(request)
-        if self.answer is None:
-            raise LlmError("refused", "golden eval: request captured, not answered")
-        self.response = self.answer(request)
-        return self.response
-
-
 def _id_matches(want: str, adr_id: str, path: str) -> bool:
     w = want.strip()
     return canonical_id_key(w) == canonical_id_key(adr_id) or w.rsplit("/", 1)[-1] == path.rsplit("/", 1)[-1]
@@ -102,7 +91,7 @@ class RecallSuite:
     prompt_name = PROMPT_NAME
     reads: tuple[str, ...] = (f"{LIBRARY_DIR}/*",)
 
-    def _run(self, case: GoldenCase, prompt: Prompt, llm: _StepLlm) -> RecallResult:
+    def _run(self, case: GoldenCase, prompt: Prompt, llm: StepLlm) -> RecallResult:
         inp = RecallInput.model_validate(case.input)
         proposal_name = inp.proposal_path or inp.proposal.rsplit("/", 1)[-1]
         proposal = load_library_adr(prompt, inp.proposal, proposal_name)
@@ -133,7 +122,7 @@ class RecallSuite:
         )
 
     def request(self, case: GoldenCase, prompt: Prompt) -> LlmRequest:
-        llm = _StepLlm(self.prompt_name, None)
+        llm = StepLlm(self.prompt_name, None)
         result = self._run(case, prompt, llm)
         if len(llm.requests) != 1:
             errors = "; ".join(e.message for e in result.errors) or str(result.empty_reason)
@@ -142,7 +131,7 @@ class RecallSuite:
 
     def evaluate(self, case: GoldenCase, prompt: Prompt, answer: AnswerFn) -> Evaluation:
         expect = RecallExpect.model_validate(case.expect)
-        llm = _StepLlm(self.prompt_name, answer)
+        llm = StepLlm(self.prompt_name, answer)
         result = self._run(case, prompt, llm)
         usage = result.usage if result.usage.calls else (llm.response.usage if llm.response else Usage())
         llm_errors = [e for e in result.errors if e.node == "recall"]
