@@ -191,27 +191,17 @@ def build_repo(name: str, git_dir: Path, negatives: int, match: str = "size") ->
             if folder is None:
                 continue
             taken.add(neg.sha)
-            cases.append(
-                {
-                    "repo": name,
-                    "commit": neg.sha,
-                    "parent": neg.parent,
-                    "kind": "negative",
-                    "folder": folder,
-                    "expected": [],
-                    "lines": sizes.get(neg.sha),
-                    "for": sha,
-                }
-                if match == "size"
-                else {
-                    "repo": name,
-                    "commit": neg.sha,
-                    "parent": neg.parent,
-                    "kind": "negative",
-                    "folder": folder,
-                    "expected": [],
-                }
-            )
+            negative: dict[str, object] = {
+                "repo": name,
+                "commit": neg.sha,
+                "parent": neg.parent,
+                "kind": "negative",
+                "folder": folder,
+                "expected": [],
+            }
+            if match == "size":
+                negative |= {"lines": sizes.get(neg.sha), "for": sha}
+            cases.append(negative)
         if match == "size":
             case["lines"] = sizes.get(sha, 0)
     return cases
