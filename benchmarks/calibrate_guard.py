@@ -2,8 +2,9 @@
 
     .venv/bin/python benchmarks/calibrate_guard.py --records guard-records.json [--silence 0.8] [--write]
 
-The model is the review's (app/adr_review/core/evidence.py: a logistic over absolute features, fitted with the
-same `fit` as benchmarks/calibrate_evidence.py) over the rows of the index's first 2 * HEAD candidates
+The model is a logistic like the review's (app/adr_review/core/evidence.py), fitted with the same `fit` as
+benchmarks/calibrate_evidence.py on the review's features and the guard's own
+(app/adr_review/core/guard_features.py: they do not grow with the diff's size), over the rows of the index's first 2 * HEAD candidates
 of each case, labelled 1 for the ADRs the commit names. The guard re-ranks those by the evidence and
 lists, of its new top 5, at most 3 whose evidence passes the floor and that share words with a diff
 line (`lines` in the record): `simulate` replays exactly that. The floor is the lowest at which the
@@ -30,7 +31,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from calibrate_evidence import Query, fit, write_model  # noqa: E402
 
-from adr_review.core.evidence import FEATURES, HEAD, EvidenceModel  # noqa: E402
+from adr_review.core.evidence import FEATURES, GUARD_FEATURES, HEAD, EvidenceModel  # noqa: E402
 from adr_review.core.evidence_model import DEFAULT_EVIDENCE  # noqa: E402
 from adr_review.core.guard import MAX_SHOWN  # noqa: E402
 from adr_review.evals.guard import MRR_DEPTH, K, auc  # noqa: E402
@@ -144,7 +145,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--records", type=Path, required=True)
-    parser.add_argument("--features", default=",".join(FEATURES))
+    parser.add_argument(
+        "--features",
+        default=",".join((*FEATURES, *GUARD_FEATURES)),
+        help="comma-separated (default: the review's and the guard's, app/adr_review/core/guard_features.py)",
+    )
     parser.add_argument(
         "--silence",
         type=float,

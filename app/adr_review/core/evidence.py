@@ -32,6 +32,8 @@ from adr_review.core.results import Candidate, Relevance
 
 HEAD = 5  # the places the evidence was fitted on: a candidate further down is shown only when linked
 FEATURES = ("fused", "rank", "bm25_z", "dense_z", "title", "coverage", "rare_idf", "rare_count", "pool")
+# The guard's own features of a candidate against a diff (app/adr_review/core/guard_features.py).
+GUARD_FEATURES = ("added_rare_z", "path_z", "deps", "margin")
 
 
 @dataclass(frozen=True)
@@ -65,7 +67,7 @@ class EvidenceModel:
     med: float = 0.25  # labelled med at or above (low below, down to the floor)
 
     def __post_init__(self) -> None:
-        unknown = set(self.weights) - set(FEATURES)
+        unknown = set(self.weights) - set(FEATURES) - set(GUARD_FEATURES)
         if unknown:
             raise ValueError(f"unknown evidence features: {sorted(unknown)}")
         if not 0.0 <= self.floor <= self.med <= self.high <= 1.0:

@@ -21,7 +21,7 @@ import fnmatch
 import posixpath
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Literal
 
 from adr_review.core.adr import Adr
@@ -309,14 +309,26 @@ _PROSE = frozenset({"paragraph", "plain", "html", "cell"})
 
 
 def rerank(
-    candidates: Sequence[Candidate], background: Background, model: EvidenceModel
+    candidates: Sequence[Candidate],
+    background: Background,
+    model: EvidenceModel,
+    *,
+    features: Sequence[Mapping[str, float]] | None = None,
 ) -> tuple[Candidate, ...]:
     """The candidates with the guard's evidence, by BM25 (ties by evidence), cut to HEAD.
 
     A diff is a long, code-heavy query: on the dev set the fused order (tuned on ADR-to-ADR queries)
     and the evidence order both placed the ADR a commit names lower than BM25 does (R@5 0.659 and
-    0.659 against 0.747, docs/benchmarks.md); the evidence decides what is listed, not the order."""
-    scored = assess(candidates, background, model)
+    0.659 against 0.747, docs/benchmarks.md); the evidence decides what is listed, not the order.
+    `features`: each candidate's (app/adr_review/core/guard_features.py); else the review's."""
+    scored = (
+        assess(candidates, background, model)
+        if features is None
+        else tuple(
+            replace(c, evidence=round(model.probability(f), 4))
+            for c, f in zip(candidates, features, strict=True)
+        )
+    )
     return tuple(sorted(scored, key=lambda c: (-c.bm25, -(c.evidence or 0.0), c.adr.path))[:HEAD])
 
 

@@ -25,8 +25,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from adr_review.core.evidence import Background, EvidenceModel, features_of
+from adr_review.core.evidence import Background, EvidenceModel
 from adr_review.core.guard import enforced_pool, matching_lines
+from adr_review.core.guard_features import guard_features
 from adr_review.evals.guard_history import adr_files_at, diff_without, git, mask, write_folder
 
 K = 5
@@ -116,10 +117,14 @@ def run_case(
         "retrieved": [
             {
                 "path": c.adr.path,
-                "features": features_of(c, i, Background(**_bg(result))),
+                "features": f,
                 "lines": bool(matching_lines(c.adr, result.query.lines)),
             }
-            for i, c in enumerate(result.retrieved)
+            for c, f in zip(
+                result.retrieved,
+                guard_features(result.retrieved, Background(**_bg(result)), result.query, adrs),
+                strict=True,
+            )
         ],
     }
 

@@ -31,6 +31,7 @@ from adr_review.core.guard import (
     implicate,
     rerank,
 )
+from adr_review.core.guard_features import guard_features
 from adr_review.core.guard_model import GUARD_EVIDENCE
 from adr_review.core.results import Candidate
 from adr_review.pipeline.guard_check import GuardCheckResult, check_decisions
@@ -104,7 +105,7 @@ def run_guard(
     if not result.candidates or not isinstance(background, dict):
         return silent("no_candidates", retrieval=result.empty_reason)
     bg = Background(**background)
-    head = rerank(result.candidates, bg, model)
+    head = rerank(result.candidates, bg, model, features=guard_features(result.candidates, bg, query, folder))
     decisions, dropped = implicate(head, model, query, folder, redirect)
     check = None
     if llm is not None and prompts is not None and decisions:

@@ -1,0 +1,87 @@
+"""The guard's evidence features: each one singles out the ADR the diff speaks about, on the
+folder's own background, and what a diff adds in unrelated lines does not change which ADR that is."""
+
+from __future__ import annotations
+
+import pytest
+
+from adr_review.core.adr import parse_adr
+from adr_review.core.diff import parse_diff
+from adr_review.core.evidence import GUARD_FEATURES, Background, EvidenceModel
+from adr_review.core.guard import build_query
+from adr_review.core.guard_features import guard_features
+from adr_review.core.results import Candidate
+
+
+def _adr(path: str, decision: str) -> object:
+    text = f"# {path}\n\n## Status\n\nAccepted\n\n## Decision\n\n{decision}\n"
+    return parse_adr(path, text.encode())
+
+
+FOLDER = [
+    _adr("0001-store.md", "Orders live in PostgreSQL through psycopg; no service uses MongoDB."),
+    _adr("0002-csp.md", "Every response sets Content-Security-Policy headers with the helmet middleware."),
+    _adr("0003-logging.md", "Services write JSON log lines through structlog, one event per line."),
+    _adr("0004-gateway.md", "The gateway owns ingress; its routing rules live under the routes folder."),
+]
+
+
+def _file(path: str, added: list[str], removed: tuple[str, ...] = ()) -> str:
+    body = "".join(f"-{r}\n" for r in removed) + "".join(f"+{a}\n" for a in added)
+    return (
+        f"diff --git a/{path} b/{path}\n--- a/{path}\n+++ b/{path}\n"
+        f"@@ -1,{len(removed)} +1,{len(added)} @@\n{body}"
+    )
+
+
+MONGO = _file("svc/store.py", ["client = MongoClient(url)  # orders"], ("conn = psycopg.connect(dsn)",))
+HELMET = _file("web/package.json", ['    "helmet": "^7.1.0",']) + _file("web/server.js", ["app.use(csp())"])
+ROUTES = _file("gateway/routes/api.go", ["x := 1"])
+NOISE = _file("misc/counter.go", [f"total{i} := compute{i}(window{i}, stride{i})" for i in range(300)])
+
+
+def _features(diff: str) -> dict[str, dict[str, float]]:
+    query = build_query(parse_diff(diff))
+    candidates = [
+        Candidate(a, None, bm25, 0.0, 0.5, True, "")  # type: ignore[arg-type]
+        for a, bm25 in zip(FOLDER, [4.0, 3.0, 2.0, 1.0], strict=True)
+    ]
+    rows = guard_features(candidates, Background(len(FOLDER), 2.5, 1.0), query, FOLDER)  # type: ignore[arg-type]
+    return {c.adr.path: f for c, f in zip(candidates, rows, strict=True)}
+
+
+def _best(rows: dict[str, dict[str, float]], feature: str) -> str:
+    return max(rows, key=lambda p: (rows[p][feature], p))
+
+
+@pytest.mark.parametrize(
+    ("diff", "feature", "adr"),
+    [
+        (MONGO, "added_rare_z", "0001-store.md"),  # its rare terms (mongo, orders) in added lines
+        (MONGO + NOISE, "added_rare_z", "0001-store.md"),  # 300 unrelated lines change nothing
+        (HELMET, "deps", "0002-csp.md"),  # a manifest adds the dependency it names
+        (ROUTES, "path_z", "0004-gateway.md"),  # the changed paths are the components it names
+        (ROUTES + NOISE, "path_z", "0004-gateway.md"),
+    ],
+)
+def test_each_feature_points_at_the_adr_the_diff_speaks_about(diff: str, feature: str, adr: str) -> None:
+    rows = _features(diff)
+    assert _best(rows, feature) == adr
+    assert rows[adr][feature] > 0
+
+
+def test_deps_is_zero_without_a_manifest_and_margin_is_positive_only_at_the_top() -> None:
+    rows = _features(MONGO)
+    assert all(f["deps"] == 0.0 for f in rows.values())
+    margins = [
+        rows[p]["margin"] for p in ("0001-store.md", "0002-csp.md", "0003-logging.md", "0004-gateway.md")
+    ]
+    assert margins[0] == pytest.approx(1.0) and all(m < 0 for m in margins[1:])
+
+
+def test_a_model_may_weigh_the_guard_features() -> None:
+    model = EvidenceModel(intercept=0.0, weights={name: 1.0 for name in GUARD_FEATURES})
+    rows = _features(MONGO)
+    assert model.probability(rows["0001-store.md"]) > model.probability(rows["0003-logging.md"])
+    with pytest.raises(ValueError, match="unknown"):
+        EvidenceModel(intercept=0.0, weights={"diff_size": 1.0})
