@@ -125,6 +125,7 @@ class Decision:
     finding_id: str | None = None  # dismiss: the finding
     reason: str = ""  # dismiss: why
     ticks: tuple[tuple[str, bool], ...] = ()  # feedback: the Adopted boxes an edit changed (id, ticked)
+    guard_only: bool = False  # `/adr-review check`: the guard on this PR's code, no ADR review
 
 
 def screen(event: Event) -> Decision | None:
@@ -215,6 +216,15 @@ def decide_screened(event: Event, *, review_drafts: bool = False, permission: st
             f"adr-review: {event.sender.login} dismissed finding {command.finding_id} on #{event.number}.",
             finding_id=command.finding_id,
             reason=command.reason,
+        )
+    if command.kind == "check":
+        return Decision(
+            "review",
+            f"adr-review: {command.raw} by {event.sender.login} on #{event.number}: running the ADR guard.",
+            stages=frozenset(),
+            forced=True,
+            react=True,
+            guard_only=True,
         )
     if command.kind == "unknown":
         return Decision(
@@ -337,6 +347,23 @@ def changed_adrs(
         if is_markdown(f.path) and matches_any(f.path, globs) and accept(f.path):
             keep.append(f)
     return sorted(keep, key=lambda f: f.path)
+
+
+def guarded_files(
+    files: Iterable[ChangedFile], adr_globs: Sequence[str], paths: Sequence[str], ignore: Sequence[str]
+) -> list[ChangedFile]:
+    """The changed files the ADR guard reads: outside the ADR folders, under `paths` (none: anywhere)
+    and not ignored (the guard's built-in lockfile, generated and vendored patterns, then `ignore`)."""
+    from adr_review.core.guard import DEFAULT_IGNORE, ignored
+
+    patterns = (*DEFAULT_IGNORE, *ignore)
+    return [
+        f
+        for f in files
+        if not matches_any(f.path, adr_globs)
+        and (not paths or matches_any(f.path, paths))
+        and not ignored(f.path, patterns)
+    ]
 
 
 def adr_glob_roots(globs: Iterable[str]) -> list[str]:

@@ -15,6 +15,8 @@ The table, the same for both (docs/action.md and docs/app.md say where the outco
                  run fails with an annotation on the file; the App logs it)
   capped         the ADRs left out by limits.max_adrs_per_run: one PR comment with the command
   reindex        every ADR folder at the default branch synced, then reviewers' recent answers read
+  guard          the PR's code against its accepted ADRs, run here (app/adr_review/pipeline/guard_run.py):
+                 one guard comment, or none (kind guard; a review plan may carry a guard too)
   review         the targets handed to the lifecycle (inline: reviewed and published; App: enqueued)
 """
 
@@ -28,6 +30,7 @@ from typing import Any, Protocol
 from adr_review.core.marker import marker
 from adr_review.pipeline import feedback
 from adr_review.pipeline.folders import FolderCache, Notify, log_notice, reindex
+from adr_review.pipeline.guard_run import GuardOutcome, run_plan_guard
 from adr_review.pipeline.locks import LockFactory, no_lock
 from adr_review.pipeline.notices import CAPPED_MARKER_PATH, capped_comment, config_error_comment
 from adr_review.pipeline.ports import GitHubError, GitHubPort, StageMemo, StateStore, no_memo
@@ -97,6 +100,9 @@ class PlanReport(Protocol):
 
     def reviewed(self, plan: Plan, outcomes: Sequence[Published]) -> None: ...
 
+    def guarded(self, plan: Plan, outcome: GuardOutcome) -> None:
+        """The guard's outcome; silent: "no decision implicated"."""
+
 
 def carry_out(plan: Plan, lifecycle: Lifecycle, report: PlanReport) -> None:
     """Everything a plan makes happen (the module doc's table). GitHubError propagates from the writes
@@ -121,6 +127,10 @@ def carry_out(plan: Plan, lifecycle: Lifecycle, report: PlanReport) -> None:
         ref = plan.ref or gh.default_branch(repo)
         rows = reindex(gh, repo, ref, plan.config, lifecycle.folders)
         return report.reindexed(plan, rows, _recent_answers(lifecycle))
+    if plan.guard is not None and plan.config is not None and plan.number is not None:
+        report.guarded(plan, run_plan_guard(plan, lifecycle))
+        if plan.kind == "guard":
+            return None
     if plan.kind != "review" or plan.config is None or not plan.targets:
         return report.done(plan, plan.summary)
     report.reviewing(plan)
