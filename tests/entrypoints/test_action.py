@@ -638,6 +638,7 @@ SAMPLE_INPUTS = {
     "llm-provider": "bedrock",
     "llm-region": "eu-west-1",
     "vertex-project-id": "proj-x",
+    "guard": "true",
 }
 
 

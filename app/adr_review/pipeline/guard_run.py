@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import posixpath
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal, Protocol
 
 from adr_review.core.adr_paths import is_adr_candidate
 from adr_review.core.comments import GUARD_MARKER_PATH
@@ -25,14 +25,35 @@ from adr_review.core.guard import DEFAULT_IGNORE, MAX_SHOWN
 from adr_review.core.marker import marker
 from adr_review.core.render import render_guard
 from adr_review.core.triggers import adr_glob_roots, matches_any, select_adrs
+from adr_review.pipeline.folders import FolderCache
 from adr_review.pipeline.guard import run_guard
 from adr_review.pipeline.keys import folder_digest, guard_key
-from adr_review.pipeline.ports import GitHubError
+from adr_review.pipeline.locks import LockFactory
+from adr_review.pipeline.ports import GitHubError, GitHubPort, StageMemo
 from adr_review.pipeline.publish import comment_lock_name, write_comment
 from adr_review.pipeline.targets import Plan
 
-if TYPE_CHECKING:
-    from adr_review.pipeline.carry_out import Lifecycle
+
+class Lifecycle(Protocol):
+    """What the guard needs of carry_out's Lifecycle (the Action's Inline, the App's Enqueue)."""
+
+    @property
+    def gh(self) -> GitHubPort: ...
+
+    @property
+    def repo(self) -> str: ...
+
+    @property
+    def folders(self) -> FolderCache: ...
+
+    @property
+    def memo(self) -> StageMemo: ...
+
+    @property
+    def lock(self) -> LockFactory: ...
+
+    def writes(self, plan: Plan) -> bool: ...
+
 
 # What the guard downloads of a diff at most: GitHub renders up to 20,000 lines / 1 MB of diff (a
 # larger one answers 406); the cap keeps a proxy's or an Enterprise Server's bigger answer bounded too.
@@ -64,7 +85,8 @@ def budget_diff(diff: str, limit: int = MAX_DIFF_CHARS) -> tuple[str, list[str]]
     """The diff up to the last whole file that fits in `limit` characters, and the note saying so."""
     if len(diff) <= limit:
         return diff, []
-    cut = diff.rfind("\ndiff --git ", 0, limit)
+    header = "\ndiff --git "
+    cut = diff.rfind(header, 0, limit + len(header) - 1)  # the newline ending the last whole file < limit
     kept = diff[: cut + 1] if cut > 0 else diff[:limit]
     files, read = diff.count("\ndiff --git ") + 1, kept.count("\ndiff --git ") + 1
     return kept, [f"the diff is {len(diff):,} characters; the guard read its first {read} of {files} files"]

@@ -1,0 +1,125 @@
+"""The ADR guard through the App: a pull_request delivery's plan run in-process (AppExecutor and the
+worker pool), the real PyGithub adapter against the fake GitHub server, the production index. Its
+comment is the Action's, word for word."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import responses
+
+from adr_review.adapters.github import GitHubAdapter
+from adr_review.adapters.index_open import open_index
+from adr_review.adapters.remote_folder import BlobCache, load_remote_folder
+from adr_review.adapters.state_sqlite import SqliteStateStore
+from adr_review.core.comments import GUARD_MARKER_PATH
+from adr_review.core.marker import read_marker, without_marker
+from adr_review.pipeline.app_runs import AppDeps, AppExecutor
+from adr_review.pipeline.intake import delivery_record, intake
+from adr_review.pipeline.keys import index_slot
+from adr_review.pipeline.worker import WorkerConfig, WorkerPool
+from adr_review.prompts import PROMPTS_DIR, PromptFiles
+from tests.entrypoints import test_action as action
+from tests.entrypoints.guard_case import ADDED_LINE, ADR_FILES, BASE_CODE, DECISION, MONGO_CHANGE, TITLE
+from tests.fakes.github_api import FakeGitHub
+from tests.fakes.github_server import FakeGitHubServer
+from tests.server.harness import BASE, HEAD, INSTALLATION, PR, REPO, pr_payload
+
+CONFIG = ".github/adr-review.yml"
+
+
+def seed() -> dict[str, Any]:
+    base = {**ADR_FILES, **BASE_CODE, CONFIG: "guard:\n  enabled: true\n"}
+    files = [{"filename": p, "status": "modified"} for p in MONGO_CHANGE]
+    pull = {"head_sha": HEAD, "base_sha": BASE, "base_ref": "main", "title": TITLE, "files": files}
+    repo = {
+        "default_branch": "main",
+        "installation_id": INSTALLATION,
+        "refs": {"main": base, BASE: base, HEAD: {**base, **MONGO_CHANGE}},
+        "pulls": {str(PR): pull},
+        "permissions": {"alice": "admin"},
+    }
+    return {"repos": {REPO: repo}}
+
+
+@pytest.fixture
+def app(tmp_path: Path) -> Iterator[tuple[FakeGitHubServer, WorkerPool, SqliteStateStore]]:
+    with FakeGitHubServer() as gh:
+        gh.seed(seed())
+        store = SqliteStateStore(tmp_path / "app.sqlite3")
+        adapter = GitHubAdapter("t", base_url=gh.base_url, seconds_between_writes=None)
+        cache = BlobCache()
+        prompts = tmp_path / "prompts"
+        shutil.copytree(PROMPTS_DIR, prompts)
+        deps = AppDeps(
+            store=store,
+            github_for=lambda _inst, _repo, _delivery: adapter,
+            llm_for=lambda _config: None,
+            open_index=lambda repo, d, config: open_index(
+                tmp_path / "ix" / index_slot(repo, d), config.retrieval
+            ),
+            load_folder=lambda g, repo, ref, d: load_remote_folder(g, repo, ref, d, cache),
+            prompts=PromptFiles(prompts),
+        )
+        pool = WorkerPool(store, AppExecutor(deps), WorkerConfig(retry_backoff_s=0), owner_prefix="t")
+        yield gh, pool, store
+        store.close()
+
+
+def deliver(store: SqliteStateStore, pool: WorkerPool, guid: str) -> None:
+    data = pr_payload()
+    result = intake("pull_request", data, delivery_id=guid)
+    assert result.ignored is None, result.ignored
+    store.accept_delivery(
+        delivery_record("1", guid, "pull_request", json.dumps(data).encode(), result), result.runs
+    )
+    while pool.run_once("t:w0"):
+        pass
+    assert not [(i.run_key, i.error) for i in store.items() if i.state == "failed"]
+
+
+def action_guard_text(tmp_path: Path) -> str:
+    """The same PR through the Action (in-memory GitHub, responses): its guard comment, without the marker."""
+    with responses.RequestsMock(assert_all_requests_are_fired=False) as rsps:
+        gh = FakeGitHub(action.REPO, "master").install(rsps)
+        for path, text in {**ADR_FILES, **BASE_CODE}.items():
+            gh.put_file("master", path, text.encode())
+        gh.trees[action.BASE] = dict(gh.trees["master"])
+        pull = gh.add_pull(
+            2, head=action.HEAD, base=action.BASE, changes={p: t.encode() for p, t in MONGO_CHANGE.items()}
+        )
+        pull.title = TITLE
+        h = action.Harness(tmp_path, gh, real_index=True)
+        assert h.run("pull_request", "pull_request__opened.payload.json", inputs={"guard": "true"}).code == 0
+        [body] = [str(c["body"]) for c in gh.comments_on(2)]
+    return without_marker(body)
+
+
+def test_the_app_posts_the_guard_comment_the_action_posts(
+    app: tuple[FakeGitHubServer, WorkerPool, SqliteStateStore], tmp_path: Path
+) -> None:
+    gh, pool, store = app
+    deliver(store, pool, "g1")
+    [comment] = gh.comments_on(REPO, PR)
+    marker = read_marker(comment["body"])
+    assert marker is not None and marker.path == GUARD_MARKER_PATH and marker.head == HEAD
+    text = without_marker(comment["body"])
+    assert DECISION in text and ADDED_LINE in text
+    assert [i.kind for i in store.items()] == ["plan"]  # no ADR changed: nothing queued for review
+    (tmp_path / "action").mkdir()
+    assert text == action_guard_text(tmp_path / "action")
+
+
+def test_a_redelivery_of_the_same_head_writes_nothing(
+    app: tuple[FakeGitHubServer, WorkerPool, SqliteStateStore],
+) -> None:
+    gh, pool, store = app
+    deliver(store, pool, "g1")
+    deliver(store, pool, "g2")  # another delivery of the same head: a new plan run
+    assert gh.counters["comments_created"] == 1 and gh.counters["comments_edited"] == 0
+    assert len(gh.comments_on(REPO, PR)) == 1
