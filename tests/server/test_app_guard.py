@@ -71,8 +71,10 @@ def app(tmp_path: Path) -> Iterator[tuple[FakeGitHubServer, WorkerPool, SqliteSt
         store.close()
 
 
-def deliver(store: SqliteStateStore, pool: WorkerPool, guid: str) -> None:
-    data = pr_payload()
+def deliver(
+    store: SqliteStateStore, pool: WorkerPool, guid: str, head: str = HEAD, action: str = "opened"
+) -> None:
+    data = pr_payload(head=head, action=action)
     result = intake("pull_request", data, delivery_id=guid)
     assert result.ignored is None, result.ignored
     store.accept_delivery(
@@ -115,11 +117,15 @@ def test_the_app_posts_the_guard_comment_the_action_posts(
     assert text == action_guard_text(tmp_path / "action")
 
 
-def test_a_redelivery_of_the_same_head_writes_nothing(
+def test_a_push_that_changes_nothing_the_guard_reads_writes_nothing(
     app: tuple[FakeGitHubServer, WorkerPool, SqliteStateStore],
 ) -> None:
     gh, pool, store = app
     deliver(store, pool, "g1")
-    deliver(store, pool, "g2")  # another delivery of the same head: a new plan run
+    pushed = "e" * 40  # a new head with the same trees (a rebase onto the same base): the same diff
+    pull = dict(seed()["repos"][REPO]["pulls"][str(PR)], head_sha=pushed)
+    gh.seed({"repos": {REPO: {"refs": {pushed: gh.files_at(REPO, HEAD)}, "pulls": {str(PR): pull}}}})
+    deliver(store, pool, "g2", head=pushed, action="synchronize")
+    assert [i.kind for i in store.items()] == ["plan", "plan"]  # the second plan ran, and found the key
     assert gh.counters["comments_created"] == 1 and gh.counters["comments_edited"] == 0
     assert len(gh.comments_on(REPO, PR)) == 1
