@@ -5,7 +5,6 @@ comment is the Action's, word for word."""
 from __future__ import annotations
 
 import json
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -13,22 +12,19 @@ from typing import Any
 import pytest
 import responses
 
-from adr_review.adapters.github import GitHubAdapter
 from adr_review.adapters.index_open import open_index
-from adr_review.adapters.remote_folder import BlobCache, load_remote_folder
 from adr_review.adapters.state_sqlite import SqliteStateStore
 from adr_review.core.comments import GUARD_MARKER_PATH
 from adr_review.core.marker import read_marker, without_marker
-from adr_review.pipeline.app_runs import AppDeps, AppExecutor
 from adr_review.pipeline.intake import delivery_record, intake
 from adr_review.pipeline.keys import index_slot
-from adr_review.pipeline.worker import WorkerConfig, WorkerPool
-from adr_review.prompts import PROMPTS_DIR, PromptFiles
+from adr_review.pipeline.worker import WorkerPool
 from tests.entrypoints import test_action as action
 from tests.entrypoints.guard_case import ADDED_LINE, ADR_FILES, BASE_CODE, DECISION, MONGO_CHANGE, TITLE
 from tests.fakes.github_api import FakeGitHub
 from tests.fakes.github_server import FakeGitHubServer
 from tests.server.harness import BASE, HEAD, INSTALLATION, PR, REPO, pr_payload
+from tests.server.test_app_runs import env  # noqa: F401  (the App in-process, over the gh fixture below)
 
 CONFIG = ".github/adr-review.yml"
 
@@ -48,27 +44,21 @@ def seed() -> dict[str, Any]:
 
 
 @pytest.fixture
-def app(tmp_path: Path) -> Iterator[tuple[FakeGitHubServer, WorkerPool, SqliteStateStore]]:
-    with FakeGitHubServer() as gh:
-        gh.seed(seed())
-        store = SqliteStateStore(tmp_path / "app.sqlite3")
-        adapter = GitHubAdapter("t", base_url=gh.base_url, seconds_between_writes=None)
-        cache = BlobCache()
-        prompts = tmp_path / "prompts"
-        shutil.copytree(PROMPTS_DIR, prompts)
-        deps = AppDeps(
-            store=store,
-            github_for=lambda _inst, _repo, _delivery: adapter,
-            llm_for=lambda _config: None,
-            open_index=lambda repo, d, config: open_index(
-                tmp_path / "ix" / index_slot(repo, d), config.retrieval
-            ),
-            load_folder=lambda g, repo, ref, d: load_remote_folder(g, repo, ref, d, cache),
-            prompts=PromptFiles(prompts),
-        )
-        pool = WorkerPool(store, AppExecutor(deps), WorkerConfig(retry_backoff_s=0), owner_prefix="t")
-        yield gh, pool, store
-        store.close()
+def gh() -> Iterator[FakeGitHubServer]:  # test_app_runs' env fixture runs the App over this server
+    with FakeGitHubServer() as server:
+        server.seed(seed())
+        yield server
+
+
+@pytest.fixture
+def app(
+    request: pytest.FixtureRequest, tmp_path: Path
+) -> tuple[FakeGitHubServer, WorkerPool, SqliteStateStore]:
+    app_env: dict[str, Any] = request.getfixturevalue("env")  # test_app_runs': the App over `gh` above
+    app_env["deps"].open_index = lambda repo, d, config: open_index(
+        tmp_path / "ix" / index_slot(repo, d), config.retrieval
+    )  # the production index: the guard reads its background statistics
+    return request.getfixturevalue("gh"), app_env["pool"], app_env["store"]
 
 
 def deliver(

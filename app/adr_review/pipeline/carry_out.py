@@ -29,8 +29,8 @@ from typing import Any, Protocol
 
 from adr_review.core.marker import marker
 from adr_review.pipeline import feedback
-from adr_review.pipeline.folders import FolderCache, Notify, log_notice, reindex
-from adr_review.pipeline.guard_run import GuardOutcome, run_plan_guard
+from adr_review.pipeline.folders import Notify, log_notice, reindex
+from adr_review.pipeline.guard_run import GuardOutcome, PlanWork, run_plan_guard
 from adr_review.pipeline.locks import LockFactory, no_lock
 from adr_review.pipeline.notices import CAPPED_MARKER_PATH, capped_comment, config_error_comment
 from adr_review.pipeline.ports import GitHubError, GitHubPort, StageMemo, StateStore, no_memo
@@ -40,28 +40,12 @@ from adr_review.pipeline.targets import Plan
 RECENT_ANSWERS_S = 30 * 86_400  # a re-index reads reviewers' answers on the PRs updated this recently
 
 
-class Lifecycle(Protocol):
-    """How a plan's work runs: inline (the Action) or through the queue (the App)."""
-
-    @property
-    def gh(self) -> GitHubPort: ...
-
-    @property
-    def repo(self) -> str: ...
+class Lifecycle(PlanWork, Protocol):
+    """How a plan's work runs: inline (the Action) or through the queue (the App). Its gh, repo,
+    folders, memo, lock and writes: app/adr_review/pipeline/guard_run.py's PlanWork, what the guard uses."""
 
     @property
     def store(self) -> StateStore: ...
-
-    @property
-    def folders(self) -> FolderCache: ...
-
-    @property
-    def memo(self) -> StageMemo:
-        """The plan's own stages: react, reply, config_error, capped, the feedback writes."""
-
-    @property
-    def lock(self) -> LockFactory:
-        """Around each comment write of the plan."""
 
     @property
     def config_path(self) -> str:
@@ -70,10 +54,6 @@ class Lifecycle(Protocol):
     @property
     def boxes(self) -> bool:
         """Record the Adopted boxes as the comment shows them (the Action; the App counts edits)."""
-
-    def writes(self, plan: Plan) -> bool:
-        """The plan may write to GitHub (not a dry run, not a fork PR's read-only token)."""
-        ...
 
     def review(self, plan: Plan) -> Sequence[Published]:
         """The plan's targets reviewed and published (inline), or queued as review runs (then ())."""

@@ -34,8 +34,8 @@ from adr_review.pipeline.publish import comment_lock_name, write_comment
 from adr_review.pipeline.targets import Plan
 
 
-class Lifecycle(Protocol):
-    """What the guard needs of carry_out's Lifecycle (the Action's Inline, the App's Enqueue)."""
+class PlanWork(Protocol):
+    """What a plan's own work uses of its lifecycle (carry_out's Lifecycle extends it)."""
 
     @property
     def gh(self) -> GitHubPort: ...
@@ -47,12 +47,16 @@ class Lifecycle(Protocol):
     def folders(self) -> FolderCache: ...
 
     @property
-    def memo(self) -> StageMemo: ...
+    def memo(self) -> StageMemo:
+        """The plan's own stages: react, reply, config_error, capped, guard, the feedback writes."""
 
     @property
-    def lock(self) -> LockFactory: ...
+    def lock(self) -> LockFactory:
+        """Around each comment write of the plan."""
 
-    def writes(self, plan: Plan) -> bool: ...
+    def writes(self, plan: Plan) -> bool:
+        """The plan may write to GitHub (not a dry run, not a fork PR's read-only token)."""
+        ...
 
 
 # What the guard downloads of a diff at most: GitHub renders up to 20,000 lines / 1 MB of diff (a
@@ -92,7 +96,7 @@ def budget_diff(diff: str, limit: int = MAX_DIFF_CHARS) -> tuple[str, list[str]]
     return kept, [f"the diff is {len(diff):,} characters; the guard read its first {read} of {files} files"]
 
 
-def run_plan_guard(plan: Plan, lifecycle: Lifecycle) -> GuardOutcome:
+def run_plan_guard(plan: Plan, lifecycle: PlanWork) -> GuardOutcome:
     g, config, number = plan.guard, plan.config, plan.number
     assert g is not None and config is not None and number is not None
     gh, repo = lifecycle.gh, lifecycle.repo
@@ -135,7 +139,7 @@ def run_plan_guard(plan: Plan, lifecycle: Lifecycle) -> GuardOutcome:
     return GuardOutcome(result, key, decisions, body, comment.html_url, "; ".join(notes))
 
 
-def _guard(plan: Plan, lifecycle: Lifecycle, adrs: list[str], diff: str, notes: list[str]) -> dict[str, Any]:
+def _guard(plan: Plan, lifecycle: PlanWork, adrs: list[str], diff: str, notes: list[str]) -> dict[str, Any]:
     """The guard over each ADR folder at the base; the most evident decisions of all, MAX_SHOWN at most."""
     g, config = plan.guard, plan.config
     assert g is not None and config is not None
@@ -159,4 +163,4 @@ def _guard(plan: Plan, lifecycle: Lifecycle, adrs: list[str], diff: str, notes: 
     return {"decisions": [posixpath.join(adr_dir, d.adr.path) for d, adr_dir in shown], "body": body}
 
 
-__all__ = ["MAX_DIFF_CHARS", "GuardOutcome", "budget_diff", "run_plan_guard"]
+__all__ = ["MAX_DIFF_CHARS", "GuardOutcome", "PlanWork", "budget_diff", "run_plan_guard"]
