@@ -349,23 +349,6 @@ def changed_adrs(
     return sorted(keep, key=lambda f: f.path)
 
 
-def guarded_files(
-    files: Iterable[ChangedFile], adr_globs: Sequence[str], paths: Sequence[str], ignore: Sequence[str]
-) -> list[ChangedFile]:
-    """The changed files the ADR guard reads: outside the ADR folders, under `paths` (none: anywhere)
-    and not ignored (the guard's built-in lockfile, generated and vendored patterns, then `ignore`)."""
-    from adr_review.core.guard import DEFAULT_IGNORE, ignored
-
-    patterns = (*DEFAULT_IGNORE, *ignore)
-    return [
-        f
-        for f in files
-        if not matches_any(f.path, adr_globs)
-        and (not paths or matches_any(f.path, paths))
-        and not ignored(f.path, patterns)
-    ]
-
-
 def adr_glob_roots(globs: Iterable[str]) -> list[str]:
     """The fixed folder prefix of each glob (`docs/adr/**` -> `docs/adr`): where to look for ADRs."""
     roots = set()

@@ -16,15 +16,16 @@ in the Action and in the App's plan run alike.
 from __future__ import annotations
 
 import posixpath
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
 from adr_review.core.adr_paths import is_adr_candidate
 from adr_review.core.comments import GUARD_MARKER_PATH
-from adr_review.core.guard import DEFAULT_IGNORE, MAX_SHOWN
+from adr_review.core.guard import DEFAULT_IGNORE, MAX_SHOWN, ignored
 from adr_review.core.marker import marker
 from adr_review.core.render import render_guard
-from adr_review.core.triggers import adr_glob_roots, matches_any, select_adrs
+from adr_review.core.triggers import ChangedFile, adr_glob_roots, matches_any, select_adrs
 from adr_review.pipeline.folders import FolderCache
 from adr_review.pipeline.guard import run_guard
 from adr_review.pipeline.keys import folder_digest, guard_key
@@ -83,6 +84,21 @@ class GuardOutcome:
     @property
     def silent(self) -> bool:
         return not self.decisions
+
+
+def guarded_files(
+    files: Iterable[ChangedFile], adr_globs: Sequence[str], paths: Sequence[str], ignore: Sequence[str]
+) -> list[ChangedFile]:
+    """The changed files the ADR guard reads: outside the ADR folders, under `paths` (none: anywhere)
+    and not ignored (the guard's built-in lockfile, generated and vendored patterns, then `ignore`)."""
+    patterns = (*DEFAULT_IGNORE, *ignore)
+    return [
+        f
+        for f in files
+        if not matches_any(f.path, adr_globs)
+        and (not paths or matches_any(f.path, paths))
+        and not ignored(f.path, patterns)
+    ]
 
 
 def budget_diff(diff: str, limit: int = MAX_DIFF_CHARS) -> tuple[str, list[str]]:
@@ -163,4 +179,4 @@ def _guard(plan: Plan, lifecycle: PlanWork, adrs: list[str], diff: str, notes: l
     return {"decisions": [posixpath.join(adr_dir, d.adr.path) for d, adr_dir in shown], "body": body}
 
 
-__all__ = ["MAX_DIFF_CHARS", "GuardOutcome", "PlanWork", "budget_diff", "run_plan_guard"]
+__all__ = ["MAX_DIFF_CHARS", "GuardOutcome", "PlanWork", "budget_diff", "guarded_files", "run_plan_guard"]

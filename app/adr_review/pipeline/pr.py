@@ -32,12 +32,12 @@ from adr_review.core.triggers import (
     PullRequestEvent,
     changed_adrs,
     decide_screened,
-    guarded_files,
     is_markdown,
     no_adr_summary,
     screen,
 )
 from adr_review.pipeline.folders import FolderCache, Notify, log_notice
+from adr_review.pipeline.guard_run import guarded_files
 from adr_review.pipeline.keys import folder_digest, link_base
 from adr_review.pipeline.locks import LockFactory, no_lock
 from adr_review.pipeline.notices import CAPPED_MARKER_PATH, capped_comment, config_error_comment, skip_reason
