@@ -250,6 +250,18 @@ class LimitsConfig(BaseModel):
     skip_label: str = "adr-review:skip"  # a PR with this label is not reviewed (a command still is)
 
 
+class GuardConfig(BaseModel):
+    """The ADR guard on code PRs (docs/guard.md): off unless `enabled` (or the Action's `guard` input).
+    `paths`: the changed files it reads (adr_paths' glob syntax; empty: every file outside the ADR
+    folders); `ignore`: fnmatch patterns left out on top of the built-in lockfiles, generated, vendored
+    and binary files (app/adr_review/core/guard.py DEFAULT_IGNORE)."""
+
+    model_config = ConfigDict(extra="forbid")
+    enabled: bool = False
+    paths: list[str] = Field(default_factory=list)
+    ignore: list[str] = Field(default_factory=list)
+
+
 class RepoConfig(BaseModel):
     """`.github/adr-review.yml`, read from the default branch."""
 
@@ -262,6 +274,7 @@ class RepoConfig(BaseModel):
     blindspot: BlindSpotConfig = Field(default_factory=BlindSpotConfig)
     llm: LlmSettings = Field(default_factory=LlmSettings)
     limits: LimitsConfig = Field(default_factory=LimitsConfig)
+    guard: GuardConfig = Field(default_factory=GuardConfig)
 
 
 REPO_CONFIG_PATH = ".github/adr-review.yml"

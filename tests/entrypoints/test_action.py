@@ -113,6 +113,7 @@ class Harness:
     indexes: dict[Path, KeywordIndex] = field(default_factory=dict)
     index_error: Exception | None = None
     index_problems: tuple[str, ...] = ()
+    real_index: bool = False  # the production index (the guard reads its background statistics)
 
     def run(
         self,
@@ -186,6 +187,10 @@ class Harness:
         self.index_opens.append(path)
         if self.index_error is not None:
             raise self.index_error
+        if self.real_index:
+            from adr_review.entrypoints.action_env import default_index_factory
+
+            return default_index_factory(path, config)  # type: ignore[return-value]
         return self.indexes.setdefault(path, KeywordIndex(self.index_problems))
 
     # -- what GitHub holds
@@ -633,6 +638,7 @@ SAMPLE_INPUTS = {
     "llm-provider": "bedrock",
     "llm-region": "eu-west-1",
     "vertex-project-id": "proj-x",
+    "guard": "true",
 }
 
 

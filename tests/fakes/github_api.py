@@ -28,6 +28,8 @@ from urllib.parse import parse_qs, unquote, urlsplit
 
 import responses
 
+from tests.fakes.diffs import DIFF_MEDIA_TYPE, pull_diff
+
 API = "https://api.github.com:443"  # what PyGithub requests
 API_URL = "https://api.github.com"  # what GitHub writes into payloads and Link headers
 WEB = "https://github.com"
@@ -73,6 +75,7 @@ class Pull:
     head_repo: str | None
     draft: bool = False
     files: list[dict[str, Any]] = field(default_factory=list)
+    title: str = ""
 
 
 class FakeGitHub:
@@ -93,6 +96,7 @@ class FakeGitHub:
         self.request_headers: list[dict[str, str]] = []  # the headers of every request, in order
         self.now = 1_700_000_000.0
         self._faults: list[tuple[str, re.Pattern[str], deque[Fault]]] = []
+        self.refuse_diff: dict[int, int] = {}  # PR number -> the status GitHub refuses its diff with
         self._ids = itertools.count(1_000_001)
 
     # ---------------------------------------------------------------- setup
@@ -165,6 +169,18 @@ class FakeGitHub:
 
     # ---------------------------------------------------------------- dispatch
 
+    def _diff(self, number: int) -> tuple[int, dict[str, str], str]:
+        """GET /pulls/{n} as a diff: rendered from the trees, or GitHub's refusal of a too large one."""
+        if number in self.refuse_diff:
+            status = self.refuse_diff[number]
+            body = {"message": "Sorry, the diff exceeded the maximum number of lines (20000)", "errors": [
+                {"resource": "PullRequest", "field": "diff", "code": "too_large"}]}  # fmt: skip
+            return status, {"content-type": "application/json"}, json.dumps(body)
+        p = self.pulls[number]
+        text = lambda ref: {k: v.decode("utf-8", "replace") for k, v in self.trees[ref].items()}  # noqa: E731
+        diff = pull_diff((f["filename"] for f in p.files), text(p.base_sha), text(p.head_sha))
+        return 200, {"content-type": f"{DIFF_MEDIA_TYPE}; charset=utf-8"}, diff
+
     def _dispatch(self, request: Any) -> tuple[int, dict[str, str], str]:
         url = urlsplit(request.url)
         path = unquote(url.path)
@@ -180,7 +196,11 @@ class FakeGitHub:
                     return fault.render(self.now)
                 landed = fault
                 break
-        answer = self._route(method, path, query, request)
+        diff = re.match(rf"^/repos/{re.escape(self.repo)}/pulls/(\d+)$", path)
+        if method == "GET" and diff and request.headers.get("Accept") == DIFF_MEDIA_TYPE:
+            answer = self._diff(int(diff[1]))
+        else:
+            answer = self._route(method, path, query, request)
         return landed.render(self.now) if landed else answer
 
     def _route(
@@ -267,6 +287,7 @@ class FakeGitHub:
             "number": p.number,
             "state": "open",
             "draft": p.draft,
+            "title": p.title,
             "html_url": f"{WEB}/{self.repo}/pull/{p.number}",
             "url": f"{API_URL}/repos/{self.repo}/pulls/{p.number}",
             "updated_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),

@@ -20,6 +20,7 @@ class MemoryGitHub:
     files: dict[str, dict[str, bytes]] = field(default_factory=dict)  # ref -> path -> bytes
     pulls: dict[int, PullRequestInfo] = field(default_factory=dict)
     changes: dict[int, list[ChangedFile]] = field(default_factory=dict)
+    diffs: dict[int, str] = field(default_factory=dict)  # PR number -> its unified diff
     comments: dict[int, list[RepoComment]] = field(default_factory=dict)
     permissions: dict[str, str] = field(default_factory=dict)
     reactions: list[tuple[int, str]] = field(default_factory=list)
@@ -45,6 +46,10 @@ class MemoryGitHub:
     def changed_files(self, repo: str, number: int) -> list[ChangedFile]:
         self._call("changed_files")
         return list(self.changes.get(number, []))
+
+    def pull_diff(self, repo: str, number: int) -> str:
+        self._call("pull_diff")
+        return self.diffs.get(number, "")
 
     def read_file(self, repo: str, path: str, ref: str) -> bytes | None:
         self._call("read_file")

@@ -13,7 +13,7 @@ that gets SIGKILLed and restarted talks to one counter.
 
 REST routes (the handful the adapters use):
     GET  /repos/{o}/{r}                               GET  /repos/{o}/{r}/installation
-    GET  /repos/{o}/{r}/pulls/{n}                     GET  /repos/{o}/{r}/pulls/{n}/files
+    GET  /repos/{o}/{r}/pulls/{n} (also as a diff)    GET  /repos/{o}/{r}/pulls/{n}/files
     GET  /repos/{o}/{r}/contents/{path}?ref=          GET  /repos/{o}/{r}/git/trees/{ref}?recursive=1
     GET  /repos/{o}/{r}/issues/{n}                    GET|POST /repos/{o}/{r}/issues/{n}/comments
     GET|PATCH /repos/{o}/{r}/issues/comments/{id}     POST /repos/{o}/{r}/issues/comments/{id}/reactions
@@ -31,7 +31,8 @@ failed or not, as GitHub would), POST /_fail {route_regex, status, times, header
 Seed document: {"repos": {"o/r": {"default_branch": "main", "installation_id": 1,
   "refs": {"main": {"path": "text"}, "<sha>": {...}},
   "pulls": {"7": {"head_sha": "<sha>", "base_sha": "<sha>", "base_ref": "main", "head_ref": "f",
-                  "draft": false, "user": "alice", "files": [{"filename", "status"}]}},
+                  "draft": false, "user": "alice", "files": [{"filename", "status"}],
+                  "diff_refused": 406 (optional: the diff is too large to render)}},
   "permissions": {"alice": "admin"}}},
  "comments": [{"repo": "o/r", "issue": 7, "body": "...", "user": "someone"}],  (written by others)
  "token_logins": {"<static token>": "<login>"}}
@@ -59,6 +60,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
+from tests.fakes.diffs import DIFF_MEDIA_TYPE, pull_diff
 from tests.fakes.http_server import JsonHandler, LocalServer, serve_until_interrupted
 
 
@@ -266,6 +268,7 @@ class FakeGitHubServer(LocalServer):
             "state": p.get("state", "open"),
             "draft": bool(p.get("draft", False)),
             "title": p.get("title", f"PR {n}"),
+            "body": p.get("body"),
             "user": {"login": p.get("user", "alice"), "id": 2, "type": "User"},
             "head": {"sha": p["head_sha"], "ref": p.get("head_ref", "feature"), "repo": self.repo_json(name)},
             "base": {"sha": p["base_sha"], "ref": p.get("base_ref", "main"), "repo": self.repo_json(name)},
@@ -296,6 +299,10 @@ class FakeGitHubServer(LocalServer):
             if ref == pull.get("head_ref"):
                 return repo["refs"].get(pull["head_sha"], {})
         raise KeyError(ref)
+
+
+class _Diff(str):
+    """A route's answer sent as the diff media type."""
 
 
 def _user_type(c: Mapping[str, Any]) -> str:
@@ -340,8 +347,13 @@ class _NotFound(Exception):
 def _make_handler(gh: FakeGitHubServer) -> type[BaseHTTPRequestHandler]:
     class Handler(JsonHandler):
         def _send(self, status: int, payload: Any = None, headers: Mapping[str, str] | None = None) -> None:
-            data = b"" if payload is None else json.dumps(payload).encode()
-            base = {"Content-Type": "application/json; charset=utf-8", "Content-Length": str(len(data))}
+            if isinstance(payload, _Diff):  # a pull request as a diff: text, not JSON
+                data = payload.encode()
+                kind = f"{DIFF_MEDIA_TYPE}; charset=utf-8"
+            else:
+                data = b"" if payload is None else json.dumps(payload).encode()
+                kind = "application/json; charset=utf-8"
+            base = {"Content-Type": kind, "Content-Length": str(len(data))}
             self.write_response(status, data, base, headers or {})
 
         def _dispatch(self, method: str) -> None:
@@ -471,7 +483,23 @@ def _make_handler(gh: FakeGitHubServer) -> type[BaseHTTPRequestHandler]:
             return 200, {"id": gh.repos[name]["installation_id"], "account": {"login": p["o"]}}, None
 
         def h_get_pull(self, p: dict[str, str], q: dict[str, str], b: Any) -> tuple[int, Any, None]:
-            return 200, gh.pull_json(f"{p['o']}/{p['r']}", int(p["n"])), None
+            name, n = f"{p['o']}/{p['r']}", int(p["n"])
+            if self.headers.get("Accept") != DIFF_MEDIA_TYPE:
+                return 200, gh.pull_json(name, n), None
+            pull = gh.repos[name]["pulls"][n]
+            if pull.get("diff_refused"):  # GitHub's answer to a diff too large to render
+                return (
+                    int(pull["diff_refused"]),
+                    {"message": "Sorry, the diff exceeded the maximum number of files (300)"},
+                    None,
+                )
+            refs = gh.repos[name]["refs"]
+            paths = (f["filename"] for f in pull.get("files", []))
+            return (
+                200,
+                _Diff(pull_diff(paths, refs.get(pull["base_sha"], {}), refs.get(pull["head_sha"], {}))),
+                None,
+            )
 
         def h_get_pull_files(self, p: dict[str, str], q: dict[str, str], b: Any) -> tuple[int, Any, None]:
             name = f"{p['o']}/{p['r']}"

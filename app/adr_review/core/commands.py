@@ -19,7 +19,7 @@ ALLOWED_PERMISSIONS = frozenset({"admin", "maintain", "write"})
 ALL_STAGES = frozenset({"recall", "blindspots"})
 COMMAND = "/adr-review"
 
-CommandKind = Literal["all", "recall", "blind-spots", "help", "dismiss", "unknown"]
+CommandKind = Literal["all", "recall", "blind-spots", "check", "help", "dismiss", "unknown"]
 
 _COMMAND_STAGES: dict[str, frozenset[str]] = {
     "all": ALL_STAGES,
@@ -34,6 +34,7 @@ _SUBCOMMAND_ALIASES = {
     "blind-spots": "blind-spots",
     "blindspots": "blind-spots",
     "blind_spots": "blind-spots",
+    "check": "check",
     "help": "help",
     "dismiss": "dismiss",
 }
@@ -113,6 +114,7 @@ HELP_TEXT = """\
 | `/adr-review recall` | Re-run only the recall of related past ADRs |
 | `/adr-review blind-spots` | Re-run only the blind-spot critics |
 | `/adr-review PATH...` | Review only these changed ADRs (also after `recall` or `blind-spots`) |
+| `/adr-review check` | Run the ADR guard: the accepted decisions this PR's code changes touch |
 | `/adr-review dismiss ID [reason]` | Mark a finding (its id is on its **Adopted** line) as not useful, with why |
 | `/adr-review help` | Show this help |
 

@@ -18,6 +18,16 @@ EDIT_REFUSED = frozenset({403, 404, 410})
 
 Step = Literal["edit", "create", "stop"]
 
+# The marker path of the PR's one guard comment (docs/guard.md): not a file path (it starts with `@`,
+# which no ADR path a glob selects does), so it never names an ADR's review comment, and the same
+# rules pick it: ours = this marker and these credentials, the newest wins.
+GUARD_MARKER_PATH = "@guard"
+
+
+def pick_guard_comment(comments: Iterable[C], me: str) -> C | None:
+    """Our guard comment on the PR (the newest), or None."""
+    return pick_comment(comments, GUARD_MARKER_PATH, me)
+
 
 class MarkedComment(Protocol):
     @property

@@ -296,9 +296,11 @@ def render_guard(
     check: Any = None,
     language: str | None = None,
     templates_dir: Path | None = None,
+    cleared: bool = False,
 ) -> str:
     """The guard's comment (templates/guard.md.j2), or its one-line silent note when nothing is
-    implicated. Language: forced, else Japanese only when every implicated ADR is Japanese. `check`:
+    implicated; `cleared`: the text that replaces an earlier guard comment when nothing is implicated
+    any more. Language: forced, else Japanese only when every implicated ADR is Japanese. `check`:
     the model check's result (app/adr_review/pipeline/guard_check.py GuardCheckResult), if one ran."""
     if language in LANGUAGES:
         lang = str(language)
@@ -306,6 +308,8 @@ def render_guard(
         lang = "ja" if decisions and all(d.adr.language == "ja" for d in decisions) else "en"
     cat = _catalog(templates_dir)
     t = cat.strings[lang]
+    if not decisions and cleared:
+        return f"## 🛡️ {t['guard_title']}\n\n{t['guard_cleared']}\n"
     if not decisions:
         return t["guard_silent"] + "\n"
     return cat.env.get_template("guard.md.j2").render(t=t, g=guard_view(decisions, cut, floor, check, t))

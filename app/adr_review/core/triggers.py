@@ -125,6 +125,7 @@ class Decision:
     finding_id: str | None = None  # dismiss: the finding
     reason: str = ""  # dismiss: why
     ticks: tuple[tuple[str, bool], ...] = ()  # feedback: the Adopted boxes an edit changed (id, ticked)
+    guard_only: bool = False  # `/adr-review check`: the guard on this PR's code, no ADR review
 
 
 def screen(event: Event) -> Decision | None:
@@ -215,6 +216,15 @@ def decide_screened(event: Event, *, review_drafts: bool = False, permission: st
             f"adr-review: {event.sender.login} dismissed finding {command.finding_id} on #{event.number}.",
             finding_id=command.finding_id,
             reason=command.reason,
+        )
+    if command.kind == "check":
+        return Decision(
+            "review",
+            f"adr-review: {command.raw} by {event.sender.login} on #{event.number}: running the ADR guard.",
+            stages=frozenset(),
+            forced=True,
+            react=True,
+            guard_only=True,
         )
     if command.kind == "unknown":
         return Decision(

@@ -43,6 +43,7 @@ INPUTS: Mapping[str, str] = {
     "max-adrs": "Most ADRs reviewed per run; the rest are listed with the command that reviews them (limits.max_adrs_per_run)",
     "spend-per-run-usd": "Model spend cap for one run in USD; past it, model stages are skipped (limits.spend_per_run_usd)",
     "spend-per-month-usd": "Model spend cap per calendar month (UTC) in USD, read from the ledgers of this repository's review comments and the cache (limits.spend_per_month_usd)",
+    "guard": "true: the ADR guard reads PRs that change code against the accepted ADRs; false: off (guard.enabled; default: the repo config's, else off)",
 }
 OUTPUTS: Mapping[str, str] = {
     "comment-urls": "URLs of the ADR comments this run created, edited or found up to date, one per line",
@@ -97,6 +98,7 @@ class ActionInputs:
     models: Mapping[str, str]  # prompt name -> model
     llm: Mapping[str, str] = field(default_factory=dict)  # llm.<key> (provider, region, project_id) -> text
     limits: Mapping[str, str] = field(default_factory=dict)  # limits.<key> -> the input's text
+    guard: str | None = None  # the `guard` input as written: guard.enabled, validated with the config
 
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> ActionInputs:
@@ -130,6 +132,7 @@ class ActionInputs:
                 if value
             },
             limits={key: get(name) for name, key in LIMIT_INPUTS.items() if get(name)},
+            guard=get("guard") or None,
         )
 
     @property
@@ -149,6 +152,8 @@ class ActionInputs:
             update["language"] = self.language
         if self.limits:
             update["limits"] = {**config.limits.model_dump(), **self.limits}  # validated with the rest
+        if self.guard is not None:  # "true" / "false" as pydantic reads a bool (else a config error)
+            update["guard"] = {**config.guard.model_dump(), "enabled": self.guard}
         if self.models:
             prompts = dict(config.llm.prompts)
             for name, model in self.models.items():
@@ -304,6 +309,9 @@ class LazyGitHub:
 
     def changed_files(self, repo: str, number: int) -> list[ChangedFile]:
         return self.client.changed_files(repo, number)
+
+    def pull_diff(self, repo: str, number: int) -> str:
+        return self.client.pull_diff(repo, number)
 
     def read_file(self, repo: str, path: str, ref: str) -> bytes | None:
         return self.client.read_file(repo, path, ref)

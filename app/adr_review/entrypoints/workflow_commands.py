@@ -15,6 +15,7 @@ from typing import Protocol, TextIO
 
 from adr_review.core.results import Review
 from adr_review.pipeline.carry_out import RECENT_ANSWERS_S
+from adr_review.pipeline.guard_run import GuardOutcome
 from adr_review.pipeline.keys import link_base
 from adr_review.pipeline.ports import FeedbackLog, GitHubError, SyncReport
 from adr_review.pipeline.pr import Plan, Published, Target
@@ -245,6 +246,32 @@ class StepReport:
             rep.summary.append(f"| {sanitize_inline(o.path, 300)} | {where} |")
             counts[o.result] = counts.get(o.result, 0) + 1
         rep.line("adr-review: " + ", ".join(f"{n} {k}" for k, n in sorted(counts.items())) + ".")
+
+    def guarded(self, plan: Plan, outcome: GuardOutcome) -> None:
+        """The guard's line and its section of the job summary: the comment, or "no decision implicated"."""
+        rep = self.rep
+        if plan.kind == "guard":
+            rep.line(plan.summary)
+        if outcome.result == "refused":
+            rep.annotate("warning", outcome.note, title="adr-review: guard")
+        elif outcome.note:
+            rep.line(f"adr-review: guard: {outcome.note}")
+        implicated = ", ".join(outcome.decisions) or "no decision implicated"
+        lines = {
+            "unchanged": f"guard comment already up to date ({outcome.key}); nothing recomputed",
+            "silent": "no decision implicated; no comment",
+            "not-posted": f"{implicated}; comment not posted ({'dry run' if self.dry else 'fork'})",
+            "superseded": "the PR's head moved; the newer push's run writes the guard comment",
+            "refused": "the guard did not run",
+        }
+        line = lines.get(outcome.result, f"{implicated}; comment {outcome.result}: {outcome.url}")
+        rep.line(f"adr-review: guard: {line}")
+        if outcome.result == "not-posted":
+            rep.line(outcome.body)
+        rep.summary += ["", "### adr-review guard", "", md_text(line)]
+        if outcome.decisions and outcome.result != "unchanged":
+            rep.summary += ["", outcome.body.rstrip()]
+        rep.summary.append("")
 
 
 def published_line(out: Published, run_key: str, dry: bool) -> str:

@@ -30,6 +30,7 @@ from adr_review.pipeline import pr
 from adr_review.pipeline.budget import Budget, metered
 from adr_review.pipeline.carry_out import carry_out
 from adr_review.pipeline.folders import FolderCache, LoadFolder, OpenIndex, log_notice
+from adr_review.pipeline.guard_run import GuardOutcome
 from adr_review.pipeline.locks import LockFactory, StoreLocks
 from adr_review.pipeline.ports import GitHubPort, LlmPort, PromptLibrary, RunAbandoned, StageMemo, StateStore
 from adr_review.pipeline.publish import Published
@@ -264,6 +265,19 @@ class PlanLog:
 
     def reviewed(self, plan: pr.Plan, outcomes: Sequence[Published]) -> None:
         return None  # enqueued: AppExecutor.enqueue logged the runs
+
+    def guarded(self, plan: pr.Plan, outcome: GuardOutcome) -> None:
+        log.info(
+            "plan_guard",
+            extra={
+                "run_key": self.run_key,
+                "result": outcome.result,
+                "guard_key": outcome.key,
+                "decisions": list(outcome.decisions) or "no decision implicated",
+                "url": outcome.url,
+                "note": outcome.note,
+            },
+        )
 
 
 def queue_key(target: pr.Target) -> str:

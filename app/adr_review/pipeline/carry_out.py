@@ -15,6 +15,8 @@ The table, the same for both (docs/action.md and docs/app.md say where the outco
                  run fails with an annotation on the file; the App logs it)
   capped         the ADRs left out by limits.max_adrs_per_run: one PR comment with the command
   reindex        every ADR folder at the default branch synced, then reviewers' recent answers read
+  guard          the PR's code against its accepted ADRs, run here (app/adr_review/pipeline/guard_run.py):
+                 one guard comment, or none (kind guard; a review plan may carry a guard too)
   review         the targets handed to the lifecycle (inline: reviewed and published; App: enqueued)
 """
 
@@ -27,7 +29,8 @@ from typing import Any, Protocol
 
 from adr_review.core.marker import marker
 from adr_review.pipeline import feedback
-from adr_review.pipeline.folders import FolderCache, Notify, log_notice, reindex
+from adr_review.pipeline.folders import Notify, log_notice, reindex
+from adr_review.pipeline.guard_run import GuardOutcome, PlanWork, run_plan_guard
 from adr_review.pipeline.locks import LockFactory, no_lock
 from adr_review.pipeline.notices import CAPPED_MARKER_PATH, capped_comment, config_error_comment
 from adr_review.pipeline.ports import GitHubError, GitHubPort, StageMemo, StateStore, no_memo
@@ -37,28 +40,12 @@ from adr_review.pipeline.targets import Plan
 RECENT_ANSWERS_S = 30 * 86_400  # a re-index reads reviewers' answers on the PRs updated this recently
 
 
-class Lifecycle(Protocol):
-    """How a plan's work runs: inline (the Action) or through the queue (the App)."""
-
-    @property
-    def gh(self) -> GitHubPort: ...
-
-    @property
-    def repo(self) -> str: ...
+class Lifecycle(PlanWork, Protocol):
+    """How a plan's work runs: inline (the Action) or through the queue (the App). Its gh, repo,
+    folders, memo, lock and writes: app/adr_review/pipeline/guard_run.py's PlanWork, what the guard uses."""
 
     @property
     def store(self) -> StateStore: ...
-
-    @property
-    def folders(self) -> FolderCache: ...
-
-    @property
-    def memo(self) -> StageMemo:
-        """The plan's own stages: react, reply, config_error, capped, the feedback writes."""
-
-    @property
-    def lock(self) -> LockFactory:
-        """Around each comment write of the plan."""
 
     @property
     def config_path(self) -> str:
@@ -67,10 +54,6 @@ class Lifecycle(Protocol):
     @property
     def boxes(self) -> bool:
         """Record the Adopted boxes as the comment shows them (the Action; the App counts edits)."""
-
-    def writes(self, plan: Plan) -> bool:
-        """The plan may write to GitHub (not a dry run, not a fork PR's read-only token)."""
-        ...
 
     def review(self, plan: Plan) -> Sequence[Published]:
         """The plan's targets reviewed and published (inline), or queued as review runs (then ())."""
@@ -97,6 +80,9 @@ class PlanReport(Protocol):
 
     def reviewed(self, plan: Plan, outcomes: Sequence[Published]) -> None: ...
 
+    def guarded(self, plan: Plan, outcome: GuardOutcome) -> None:
+        """The guard's outcome; silent: "no decision implicated"."""
+
 
 def carry_out(plan: Plan, lifecycle: Lifecycle, report: PlanReport) -> None:
     """Everything a plan makes happen (the module doc's table). GitHubError propagates from the writes
@@ -121,6 +107,10 @@ def carry_out(plan: Plan, lifecycle: Lifecycle, report: PlanReport) -> None:
         ref = plan.ref or gh.default_branch(repo)
         rows = reindex(gh, repo, ref, plan.config, lifecycle.folders)
         return report.reindexed(plan, rows, _recent_answers(lifecycle))
+    if plan.guard is not None and plan.config is not None and plan.number is not None:
+        report.guarded(plan, run_plan_guard(plan, lifecycle))
+        if plan.kind == "guard":
+            return None
     if plan.kind != "review" or plan.config is None or not plan.targets:
         return report.done(plan, plan.summary)
     report.reviewing(plan)

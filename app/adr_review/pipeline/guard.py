@@ -15,7 +15,7 @@ With a model (`llm`, and the `prompts` to ask it with), each listed decision is 
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -82,10 +82,13 @@ def run_guard(
     prompts: PromptLibrary | None = None,
     overrides: StepOverrides | None = None,
     memo: StageMemo = no_memo,
+    keep: Callable[[str], bool] = lambda _path: True,
 ) -> GuardResult:
+    """`keep`: the diff's paths the query may read (the repo config's `guard.paths`, outside the ADR
+    globs); `ignore`: fnmatch patterns it never reads."""
     files = parse_diff(diff_text)
     own = adr_folder_files(files, folder)
-    query = build_query([f for f in files if f.path not in own], title, body, ignore=ignore)
+    query = build_query([f for f in files if f.path not in own and keep(f.path)], title, body, ignore=ignore)
     pool, redirect = enforced_pool(folder)
     base = {"files": len(files), "adr_files_skipped": sorted(own), "ignored": list(query.ignored)}
 

@@ -16,8 +16,47 @@ RUN_KEY_VERSION = 2
 
 
 def config_hash(config: RepoConfig) -> str:
-    text = json.dumps(config.model_dump(mode="json"), sort_keys=True, ensure_ascii=False)
+    """Of the settings an ADR's review reads: `guard:` is not one of them (turning the guard on, or
+    the section's arrival, re-reviews nothing)."""
+    text = json.dumps(config.model_dump(mode="json", exclude={"guard"}), sort_keys=True, ensure_ascii=False)
     return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def guard_key(
+    *,
+    repo: str,
+    pr: int,
+    diff: str,
+    folder_digest: str,
+    config: RepoConfig,
+    prompt_hash: str,
+    online: bool,
+    title: str,
+    body: str,
+    nonce: str | None,
+) -> str:
+    """The key of one PR's guard run: a hash of what it reads (the diff, the ADR folders at the base,
+    the title and body, the settings), not of the commit, so a push that changes none of them finds
+    the guard comment's marker carrying it and writes nothing."""
+    material = {
+        "v": RUN_KEY_VERSION,
+        "repo": repo,
+        "pr": pr,
+        "diff": hashlib.sha256(diff.encode()).hexdigest(),
+        "folder": folder_digest,
+        "text": hashlib.sha256(f"{title}\0{body}".encode()).hexdigest(),
+        "config": hashlib.sha256(
+            json.dumps(
+                config.model_dump(mode="json", include={"guard", "adr_paths", "language", "retrieval"}),
+                sort_keys=True,
+            ).encode()
+        ).hexdigest(),
+        "prompts": prompt_hash,
+        "online": online,
+        "nonce": nonce,
+    }
+    digest = hashlib.sha256(json.dumps(material, sort_keys=True).encode()).hexdigest()
+    return f"gk{RUN_KEY_VERSION}-{digest[:32]}"
 
 
 def run_key_for(

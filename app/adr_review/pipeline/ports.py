@@ -167,6 +167,8 @@ class PullRequestInfo:
     draft: bool
     state: str
     html_url: str = ""
+    title: str = ""
+    body: str = ""
 
 
 @dataclass(frozen=True)
@@ -197,6 +199,11 @@ class GitHubPort(Protocol):
 
     def changed_files(self, repo: str, number: int) -> list[ChangedFile]:
         """Every file of the PR, all pages."""
+        ...
+
+    def pull_diff(self, repo: str, number: int) -> str:
+        """The PR's unified diff as GitHub renders it (`Accept: application/vnd.github.diff`). A diff
+        GitHub will not render (too large: HTTP 406 or 422) is a GitHubError with that status."""
         ...
 
     def read_file(self, repo: str, path: str, ref: str) -> bytes | None:

@@ -37,6 +37,7 @@ from adr_review.core.triggers import (
     screen,
 )
 from adr_review.pipeline.folders import FolderCache, Notify, log_notice
+from adr_review.pipeline.guard_run import guarded_files
 from adr_review.pipeline.keys import folder_digest, link_base
 from adr_review.pipeline.locks import LockFactory, no_lock
 from adr_review.pipeline.notices import CAPPED_MARKER_PATH, capped_comment, config_error_comment, skip_reason
@@ -62,7 +63,7 @@ from adr_review.pipeline.publish import (
     stored_render,
 )
 from adr_review.pipeline.review import LlmUnavailable, ReviewDeps, ReviewTarget, error_review, review_adr
-from adr_review.pipeline.targets import FeedbackAction, Plan, Target
+from adr_review.pipeline.targets import FeedbackAction, GuardTarget, Plan, Target
 
 log = logging.getLogger(__name__)
 
@@ -177,7 +178,27 @@ def _targets(
     event: PullRequestEvent | CommentEvent,
 ) -> Plan:
     files = gh.changed_files(ctx.repo, pr.number)
-    adrs = changed_adrs(files, config.adr_paths, accept=is_adr_candidate)
+    adrs = [] if decision.guard_only else changed_adrs(files, config.adr_paths, accept=is_adr_candidate)
+    nonce = f"comment-{event.comment_id}" if isinstance(event, CommentEvent) and decision.forced else None
+    online = ctx.online and not decision.read_only
+    guard = None
+    if decision.guard_only or config.guard.enabled:
+        g = config.guard
+        if guarded_files(files, config.adr_paths, g.paths, g.ignore):
+            note = ctx.spend_blocked(config) if online else None  # the caps, before any model call
+            guard = GuardTarget(pr.head_sha, pr.base_sha, pr.title, pr.body, ctx.prompt_hash,
+                                online and note is None, nonce)  # fmt: skip
+        elif decision.guard_only:
+            return dataclasses.replace(
+                out,
+                head_sha=pr.head_sha,
+                summary=f"adr-review: #{pr.number} changes no code the guard reads.",
+            )
+    if not adrs and guard is not None:
+        summary = (
+            f"adr-review: #{pr.number} changes no ADR; the guard reads its code against the accepted ADRs."
+        )
+        return dataclasses.replace(out, kind="guard", head_sha=pr.head_sha, guard=guard, summary=summary)
     if decision.only_paths:
         adrs = [f for f in adrs if f.path in decision.only_paths]
         if not adrs:
@@ -191,8 +212,6 @@ def _targets(
         )
     limit = config.limits.max_adrs_per_run
     adrs, capped = adrs[:limit], tuple(f.path for f in adrs[limit:])
-    nonce = f"comment-{event.comment_id}" if isinstance(event, CommentEvent) and decision.forced else None
-    online = ctx.online and not decision.read_only
     spend_note = ctx.spend_blocked(config) if online else None
     online = online and spend_note is None
     digests = {
@@ -234,6 +253,7 @@ def _targets(
         missing=tuple(missing),
         capped=capped,
         spend_note=spend_note,
+        guard=guard,
     )
 
 

@@ -81,8 +81,54 @@ class Target:
         )
 
 
+@dataclass(frozen=True)
+class GuardTarget:
+    """The ADR guard of one PR head (app/adr_review/pipeline/guard_run.py): its diff is read, and its key
+    computed, when it runs, so a plan stays small enough to checkpoint whatever the diff's size."""
+
+    head_sha: str
+    base_sha: str
+    title: str = ""
+    body: str = ""
+    prompt_hash: str = ""
+    online: bool = False  # a model may be called (none is today; the model check will)
+    nonce: str | None = None  # `/adr-review check`: a fresh run, the same comment
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "head_sha": self.head_sha,
+            "base_sha": self.base_sha,
+            "title": self.title,
+            "body": self.body,
+            "prompt_hash": self.prompt_hash,
+            "online": self.online,
+            "nonce": self.nonce,
+        }
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> GuardTarget:
+        return cls(
+            head_sha=str(d["head_sha"]),
+            base_sha=str(d["base_sha"]),
+            title=str(d.get("title") or ""),
+            body=str(d.get("body") or ""),
+            prompt_hash=str(d.get("prompt_hash") or ""),
+            online=bool(d.get("online")),
+            nonce=d.get("nonce"),
+        )
+
+
 PlanKind = Literal[
-    "ignore", "deny", "help", "reindex", "review", "superseded", "config_error", "dismiss", "feedback"
+    "ignore",
+    "deny",
+    "help",
+    "reindex",
+    "review",
+    "guard",
+    "superseded",
+    "config_error",
+    "dismiss",
+    "feedback",
 ]
 
 
@@ -134,6 +180,7 @@ class Plan:
     spend_note: str | None = None  # the month's spend cap: this run makes no model call
     feedback: FeedbackAction | None = None  # kind dismiss / feedback
     ref: str = ""  # kind reindex: the default branch whose ADRs are indexed
+    guard: GuardTarget | None = None  # the ADR guard on the PR's code (kind guard, or beside a review)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -152,6 +199,7 @@ class Plan:
             "spend_note": self.spend_note,
             "feedback": self.feedback.to_json() if self.feedback is not None else None,
             "ref": self.ref,
+            "guard": self.guard.to_json() if self.guard is not None else None,
         }
 
     @classmethod
@@ -173,4 +221,5 @@ class Plan:
             spend_note=d.get("spend_note"),
             feedback=FeedbackAction.from_json(d["feedback"]) if d.get("feedback") else None,
             ref=str(d.get("ref") or ""),
+            guard=GuardTarget.from_json(d["guard"]) if d.get("guard") else None,
         )

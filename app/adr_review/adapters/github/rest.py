@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from adr_review.adapters.github.retry import Retrier, RetryPolicy
 from adr_review.core.comments import ours_per_path, pick_comment
 from adr_review.core.triggers import ChangedFile
-from adr_review.pipeline.ports import PullRequestInfo, RepoComment, RepoFile
+from adr_review.pipeline.ports import GitHubError, PullRequestInfo, RepoComment, RepoFile
 
 if TYPE_CHECKING:
     from adr_review.adapters.github.app import InstallationAuth
@@ -32,6 +32,7 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 DEFAULT_API_URL = "https://api.github.com"
 USER_AGENT = "adr-review"
+DIFF_MEDIA_TYPE = "application/vnd.github.diff"
 
 
 class GitHubAdapter:
@@ -104,9 +105,29 @@ class GitHubAdapter:
                 draft=bool(data.get("draft")),
                 state=str(data.get("state", "")),
                 html_url=str(data.get("html_url", "")),
+                title=str(data.get("title") or ""),
+                body=str(data.get("body") or ""),
             )
 
         return self._call(f"get pull request #{number}", get)
+
+    def pull_diff(self, repo: str, number: int) -> str:
+        """The PR's .diff through the one client stack (its retries, auth and delivery header): the
+        same GET as pull_request, asking for the diff media type; PyGithub hands a body that is not JSON
+        back as {"data": text}."""
+
+        def get() -> str:
+            _, data = self._gh.requester.requestJsonAndCheck(
+                "GET", f"/repos/{repo}/pulls/{number}", headers={"Accept": DIFF_MEDIA_TYPE}
+            )
+            if data is None:
+                return ""
+            text = data.get("data") if isinstance(data, dict) else None
+            if not isinstance(text, str):
+                raise GitHubError(f"read the diff of #{number}", "the answer was JSON, not a diff")
+            return text
+
+        return self._call(f"read the diff of #{number}", get)
 
     def changed_files(self, repo: str, number: int) -> list[ChangedFile]:
         def get() -> list[ChangedFile]:

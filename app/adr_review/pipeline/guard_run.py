@@ -1,0 +1,182 @@
+"""The guard of a plan (Plan.guard), written once: carry_out (app/adr_review/pipeline/carry_out.py) runs it
+in the Action and in the App's plan run alike.
+
+  diff      the PR's diff from GitHub (GitHubPort.pull_diff); one GitHub refuses to render (too large:
+            406 / 422) ends the guard with a note, never the run; a diff above MAX_DIFF_CHARS is read
+            up to the last whole file before it, and the comment says what was left out
+  key       the diff, the ADR folders at the base (their digest), the title and body, the settings
+            (app/adr_review/pipeline/keys.py guard_key): our guard comment whose marker carries it is
+            left alone, so a push that changes none of them writes nothing and calls nothing
+  guard     app/adr_review/pipeline/guard.py over each ADR folder at the base (the review's index)
+  comment   one per PR (marker GUARD_MARKER_PATH, app/adr_review/core/comments.py), edited in place under
+            the comment lock, only while the planned head is still the PR's head; silent: no comment,
+            or our earlier one edited to say that no decision is implicated any more
+"""
+
+from __future__ import annotations
+
+import posixpath
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal, Protocol
+
+from adr_review.core.adr_paths import is_adr_candidate
+from adr_review.core.comments import GUARD_MARKER_PATH
+from adr_review.core.guard import DEFAULT_IGNORE, MAX_SHOWN, ignored
+from adr_review.core.marker import marker
+from adr_review.core.render import render_guard
+from adr_review.core.triggers import ChangedFile, adr_glob_roots, matches_any, select_adrs
+from adr_review.pipeline.folders import FolderCache
+from adr_review.pipeline.guard import run_guard
+from adr_review.pipeline.keys import folder_digest, guard_key
+from adr_review.pipeline.locks import LockFactory
+from adr_review.pipeline.ports import GitHubError, GitHubPort, StageMemo
+from adr_review.pipeline.publish import comment_lock_name, write_comment
+from adr_review.pipeline.targets import Plan
+
+
+class PlanWork(Protocol):
+    """What a plan's own work uses of its lifecycle (carry_out's Lifecycle extends it)."""
+
+    @property
+    def gh(self) -> GitHubPort: ...
+
+    @property
+    def repo(self) -> str: ...
+
+    @property
+    def folders(self) -> FolderCache: ...
+
+    @property
+    def memo(self) -> StageMemo:
+        """The plan's own stages: react, reply, config_error, capped, guard, the feedback writes."""
+
+    @property
+    def lock(self) -> LockFactory:
+        """Around each comment write of the plan."""
+
+    def writes(self, plan: Plan) -> bool:
+        """The plan may write to GitHub (not a dry run, not a fork PR's read-only token)."""
+        ...
+
+
+# What the guard downloads of a diff at most: GitHub renders up to 20,000 lines / 1 MB of diff (a
+# larger one answers 406); the cap keeps a proxy's or an Enterprise Server's bigger answer bounded too.
+MAX_DIFF_CHARS = 2_000_000
+REFUSED = frozenset({406, 422})  # GitHub will not render this diff (too large, too many files)
+
+GuardResultKind = Literal[
+    "created", "edited", "unchanged", "silent", "cleared", "not-posted", "refused", "superseded"
+]
+
+
+@dataclass(frozen=True)
+class GuardOutcome:
+    """What the guard run did, for the plan's report."""
+
+    result: GuardResultKind
+    key: str = ""
+    decisions: tuple[str, ...] = ()  # the implicated ADRs' paths, as the comment lists them
+    body: str = ""  # the comment (or the one-line silent note)
+    url: str = ""
+    note: str = ""  # why the guard could not run, or what it left out
+
+    @property
+    def silent(self) -> bool:
+        return not self.decisions
+
+
+def guarded_files(
+    files: Iterable[ChangedFile], adr_globs: Sequence[str], paths: Sequence[str], ignore: Sequence[str]
+) -> list[ChangedFile]:
+    """The changed files the ADR guard reads: outside the ADR folders, under `paths` (none: anywhere)
+    and not ignored (the guard's built-in lockfile, generated and vendored patterns, then `ignore`)."""
+    patterns = (*DEFAULT_IGNORE, *ignore)
+    return [
+        f
+        for f in files
+        if not matches_any(f.path, adr_globs)
+        and (not paths or matches_any(f.path, paths))
+        and not ignored(f.path, patterns)
+    ]
+
+
+def budget_diff(diff: str, limit: int = MAX_DIFF_CHARS) -> tuple[str, list[str]]:
+    """The diff up to the last whole file that fits in `limit` characters, and the note saying so."""
+    if len(diff) <= limit:
+        return diff, []
+    header = "\ndiff --git "
+    cut = diff.rfind(header, 0, limit + len(header) - 1)  # the newline ending the last whole file < limit
+    kept = diff[: cut + 1] if cut > 0 else diff[:limit]
+    files, read = diff.count("\ndiff --git ") + 1, kept.count("\ndiff --git ") + 1
+    return kept, [f"the diff is {len(diff):,} characters; the guard read its first {read} of {files} files"]
+
+
+def run_plan_guard(plan: Plan, lifecycle: PlanWork) -> GuardOutcome:
+    g, config, number = plan.guard, plan.config, plan.number
+    assert g is not None and config is not None and number is not None
+    gh, repo = lifecycle.gh, lifecycle.repo
+    try:
+        raw = gh.pull_diff(repo, number)
+    except GitHubError as exc:
+        if exc.status not in REFUSED:
+            raise
+        return GuardOutcome(
+            "refused",
+            note=f"GitHub would not send the diff of #{number} ({exc.message}); the guard did not run.",
+        )
+    diff, notes = budget_diff(raw)
+    listed = gh.list_files(repo, g.base_sha, adr_glob_roots(config.adr_paths))
+    adrs = set(select_adrs((f.path for f in listed), config.adr_paths, accept=is_adr_candidate))
+    key = guard_key(
+        repo=repo, pr=number, diff=raw, folder_digest=folder_digest((f.path, f.blob_sha) for f in listed if f.path in adrs),
+        config=config, prompt_hash=g.prompt_hash, online=g.online, title=g.title, body=g.body, nonce=g.nonce,
+    )  # fmt: skip
+    writes = lifecycle.writes(plan)
+    ours = gh.find_comment(repo, number, GUARD_MARKER_PATH)
+    if ours is not None and ours.marker_key == key:
+        return GuardOutcome("unchanged", key, url=ours.html_url)
+    found = lifecycle.memo("guard", lambda: _guard(plan, lifecycle, sorted(adrs), diff, notes), key=key)
+    decisions, body = tuple(found["decisions"]), str(found["body"])
+    if not decisions and ours is None:
+        return GuardOutcome("silent", key, body=body, note="; ".join(notes))
+    if not decisions:  # our earlier comment must not keep a claim the PR no longer makes
+        body = render_guard((), (), 0.0, language=config.language, cleared=True)
+    if not writes:
+        return GuardOutcome("not-posted", key, decisions, body)
+    text = marker(GUARD_MARKER_PATH, key, head=g.head_sha) + "\n" + body
+    with lifecycle.lock(comment_lock_name(repo, number, GUARD_MARKER_PATH)):
+        if gh.pull_request(repo, number).head_sha != g.head_sha:  # a newer push's run speaks for the PR
+            return GuardOutcome("superseded", key, decisions, body)
+        comment, created = write_comment(
+            gh, repo, number, gh.find_comment(repo, number, GUARD_MARKER_PATH), text
+        )
+    result: GuardResultKind = "created" if created else ("edited" if decisions else "cleared")
+    return GuardOutcome(result, key, decisions, body, comment.html_url, "; ".join(notes))
+
+
+def _guard(plan: Plan, lifecycle: PlanWork, adrs: list[str], diff: str, notes: list[str]) -> dict[str, Any]:
+    """The guard over each ADR folder at the base; the most evident decisions of all, MAX_SHOWN at most."""
+    g, config = plan.guard, plan.config
+    assert g is not None and config is not None
+    settings = config.guard
+    ignore = (*DEFAULT_IGNORE, *settings.ignore)
+
+    def keep(path: str) -> bool:
+        return not matches_any(path, config.adr_paths) and (
+            not settings.paths or matches_any(path, settings.paths)
+        )
+
+    found, cut, floor = [], list(notes), 0.0  # found: (decision, its folder)
+    for adr_dir in sorted({posixpath.dirname(p) for p in adrs}):
+        folder, index = lifecycle.folders.get(lifecycle.gh, lifecycle.repo, g.base_sha, adr_dir, config)
+        result = run_guard(diff, index, folder, title=g.title, body=g.body, ignore=ignore, keep=keep)
+        found += [(d, adr_dir) for d in result.decisions]
+        floor = result.floor
+        cut += [c for c in result.query.cut if c not in cut]
+    shown = sorted(found, key=lambda f: -f[0].probability)[:MAX_SHOWN]
+    body = render_guard([d for d, _ in shown], cut, floor, language=config.language)
+    return {"decisions": [posixpath.join(adr_dir, d.adr.path) for d, adr_dir in shown], "body": body}
+
+
+__all__ = ["MAX_DIFF_CHARS", "GuardOutcome", "PlanWork", "budget_diff", "guarded_files", "run_plan_guard"]

@@ -1,0 +1,121 @@
+"""The ADR guard through the App: a pull_request delivery's plan run in-process (AppExecutor and the
+worker pool), the real PyGithub adapter against the fake GitHub server, the production index. Its
+comment is the Action's, word for word."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import responses
+
+from adr_review.adapters.index_open import open_index
+from adr_review.adapters.state_sqlite import SqliteStateStore
+from adr_review.core.comments import GUARD_MARKER_PATH
+from adr_review.core.marker import read_marker, without_marker
+from adr_review.pipeline.intake import delivery_record, intake
+from adr_review.pipeline.keys import index_slot
+from adr_review.pipeline.worker import WorkerPool
+from tests.entrypoints import test_action as action
+from tests.entrypoints.guard_case import ADDED_LINE, ADR_FILES, BASE_CODE, DECISION, MONGO_CHANGE, TITLE
+from tests.fakes.github_api import FakeGitHub
+from tests.fakes.github_server import FakeGitHubServer
+from tests.server.harness import BASE, HEAD, INSTALLATION, PR, REPO, pr_payload
+from tests.server.test_app_runs import env  # noqa: F401  (the App in-process, over the gh fixture below)
+
+CONFIG = ".github/adr-review.yml"
+
+
+def seed() -> dict[str, Any]:
+    base = {**ADR_FILES, **BASE_CODE, CONFIG: "guard:\n  enabled: true\n"}
+    files = [{"filename": p, "status": "modified"} for p in MONGO_CHANGE]
+    pull = {"head_sha": HEAD, "base_sha": BASE, "base_ref": "main", "title": TITLE, "files": files}
+    repo = {
+        "default_branch": "main",
+        "installation_id": INSTALLATION,
+        "refs": {"main": base, BASE: base, HEAD: {**base, **MONGO_CHANGE}},
+        "pulls": {str(PR): pull},
+        "permissions": {"alice": "admin"},
+    }
+    return {"repos": {REPO: repo}}
+
+
+@pytest.fixture
+def gh() -> Iterator[FakeGitHubServer]:  # test_app_runs' env fixture runs the App over this server
+    with FakeGitHubServer() as server:
+        server.seed(seed())
+        yield server
+
+
+@pytest.fixture
+def app(
+    request: pytest.FixtureRequest, tmp_path: Path
+) -> tuple[FakeGitHubServer, WorkerPool, SqliteStateStore]:
+    app_env: dict[str, Any] = request.getfixturevalue("env")  # test_app_runs': the App over `gh` above
+    app_env["deps"].open_index = lambda repo, d, config: open_index(
+        tmp_path / "ix" / index_slot(repo, d), config.retrieval
+    )  # the production index: the guard reads its background statistics
+    return request.getfixturevalue("gh"), app_env["pool"], app_env["store"]
+
+
+def deliver(
+    store: SqliteStateStore, pool: WorkerPool, guid: str, head: str = HEAD, action: str = "opened"
+) -> None:
+    data = pr_payload(head=head, action=action)
+    result = intake("pull_request", data, delivery_id=guid)
+    assert result.ignored is None, result.ignored
+    store.accept_delivery(
+        delivery_record("1", guid, "pull_request", json.dumps(data).encode(), result), result.runs
+    )
+    while pool.run_once("t:w0"):
+        pass
+    assert not [(i.run_key, i.error) for i in store.items() if i.state == "failed"]
+
+
+def action_guard_text(tmp_path: Path) -> str:
+    """The same PR through the Action (in-memory GitHub, responses): its guard comment, without the marker."""
+    with responses.RequestsMock(assert_all_requests_are_fired=False) as rsps:
+        gh = FakeGitHub(action.REPO, "master").install(rsps)
+        for path, text in {**ADR_FILES, **BASE_CODE}.items():
+            gh.put_file("master", path, text.encode())
+        gh.trees[action.BASE] = dict(gh.trees["master"])
+        pull = gh.add_pull(
+            2, head=action.HEAD, base=action.BASE, changes={p: t.encode() for p, t in MONGO_CHANGE.items()}
+        )
+        pull.title = TITLE
+        h = action.Harness(tmp_path, gh, real_index=True)
+        assert h.run("pull_request", "pull_request__opened.payload.json", inputs={"guard": "true"}).code == 0
+        [body] = [str(c["body"]) for c in gh.comments_on(2)]
+    return without_marker(body)
+
+
+def test_the_app_posts_the_guard_comment_the_action_posts(
+    app: tuple[FakeGitHubServer, WorkerPool, SqliteStateStore], tmp_path: Path
+) -> None:
+    gh, pool, store = app
+    deliver(store, pool, "g1")
+    [comment] = gh.comments_on(REPO, PR)
+    marker = read_marker(comment["body"])
+    assert marker is not None and marker.path == GUARD_MARKER_PATH and marker.head == HEAD
+    text = without_marker(comment["body"])
+    assert DECISION in text and ADDED_LINE in text
+    assert [i.kind for i in store.items()] == ["plan"]  # no ADR changed: nothing queued for review
+    (tmp_path / "action").mkdir()
+    assert text == action_guard_text(tmp_path / "action")
+
+
+def test_a_push_that_changes_nothing_the_guard_reads_writes_nothing(
+    app: tuple[FakeGitHubServer, WorkerPool, SqliteStateStore],
+) -> None:
+    gh, pool, store = app
+    deliver(store, pool, "g1")
+    pushed = "e" * 40  # a new head with the same trees (a rebase onto the same base): the same diff
+    pull = dict(seed()["repos"][REPO]["pulls"][str(PR)], head_sha=pushed)
+    gh.seed({"repos": {REPO: {"refs": {pushed: gh.files_at(REPO, HEAD)}, "pulls": {str(PR): pull}}}})
+    deliver(store, pool, "g2", head=pushed, action="synchronize")
+    assert [i.kind for i in store.items()] == ["plan", "plan"]  # the second plan ran, and found the key
+    assert gh.counters["comments_created"] == 1 and gh.counters["comments_edited"] == 0
+    assert len(gh.comments_on(REPO, PR)) == 1
