@@ -30,3 +30,16 @@ MONGO_CHANGE = {
 UNRELATED_CHANGE = {BUTTON: BASE_CODE[BUTTON].replace('"primary"', '"primary rounded"')}
 DECISION = "We will not adopt MongoDB or another document database for orders, payments or carts."
 ADDED_LINE = "+ `services/order/store.py` line 1: `from pymongo import MongoClient"  # as the comment lists it
+
+# The model's guard check of ADR-0001 (the fake model at the port): a conflict whose two quotes code
+# finds, the decision sentence in the ADR's Decision and the import among the diff's added lines.
+CHECK_REASON = (
+    "The change replaces the order store's PostgreSQL driver with MongoDB, which the ADR rules out."
+)
+CHECK_ANSWER = {
+    "verdict": "conflicts",
+    "adr_quote": DECISION,
+    "diff_quote": "from pymongo import MongoClient",
+    "reason": CHECK_REASON,
+    "confidence": 0.9,
+}

@@ -16,6 +16,8 @@ from tests.entrypoints.guard_case import (
     ADDED_LINE,
     ADR_FILES,
     BASE_CODE,
+    CHECK_ANSWER,
+    CHECK_REASON,
     DECISION,
     MONGO_CHANGE,
     TITLE,
@@ -36,7 +38,9 @@ def h(tmp_path: Path) -> Iterator[Harness]:
             gh.put_file("master", path, text.encode())
         gh.trees[BASE] = dict(gh.trees["master"])
         gh.known_comment_ids.add(COMMAND_COMMENT_ID)
-        yield Harness(tmp_path, gh, real_index=True)
+        harness = Harness(tmp_path, gh, real_index=True)
+        harness.llm.on("guard-check", CHECK_ANSWER)
+        yield harness
 
 
 def open_code_pr(h: Harness, changes: dict[str, str], head: str = HEAD) -> None:
@@ -70,7 +74,29 @@ def test_a_dependency_an_accepted_adr_rejected_gets_one_comment_citing_it(h: Har
     assert "ADR-0004" not in body  # the proposed MongoDB ADR is not enforced
     assert [c for c in h.gh.comments_on(2) if c is not comment] == []  # no review comment: no ADR changed
     assert "docs/adr/0001-postgres.md; comment created" in r.summary
-    assert h.llm.calls() == []
+    # the model's check, one call for the one implicated ADR: a verdict shown with both quotes checked
+    assert h.llm.counts() == {"guard-check": 1}
+    assert "⚠️ Conflicts" in body and CHECK_REASON in body
+
+
+def test_without_a_key_the_guard_lists_the_decision_and_calls_no_model(h: Harness) -> None:
+    open_code_pr(h, MONGO_CHANGE)
+    r = run(h, **{"anthropic-api-key": ""})
+    [comment] = guard_comments(h)
+    body = str(comment["body"])
+    assert DECISION in body and ADDED_LINE in body
+    assert "⚠️ Conflicts" not in body and h.llm.calls() == []
+    assert "comment created" in r.summary
+
+
+def test_a_model_answer_whose_quote_is_not_a_changed_line_is_not_shown_as_a_conflict(h: Harness) -> None:
+    h.llm.on("guard-check", {**CHECK_ANSWER, "diff_quote": "import psycopg  # not what this change adds"})
+    open_code_pr(h, MONGO_CHANGE)
+    run(h)
+    [comment] = guard_comments(h)
+    body = str(comment["body"])
+    assert DECISION in body and "⚠️ Conflicts" not in body
+    assert "not an added or removed line of this diff" in body  # listed apart, as unverified
 
 
 def test_a_code_pr_that_touches_no_decision_gets_no_comment_and_says_so(h: Harness) -> None:
@@ -85,7 +111,7 @@ def test_a_second_run_on_the_same_head_writes_nothing_and_calls_no_model(h: Harn
     run(h)
     before, calls = writes(h), len(h.llm.calls())
     r = run(h)
-    assert writes(h) == before == 1 and len(h.llm.calls()) == calls == 0
+    assert writes(h) == before == 1 and len(h.llm.calls()) == calls == 1  # the first run's check only
     assert "already up to date" in r.stdout
     assert len(guard_comments(h)) == 1
 

@@ -20,9 +20,18 @@ from adr_review.pipeline.intake import delivery_record, intake
 from adr_review.pipeline.keys import index_slot
 from adr_review.pipeline.worker import WorkerPool
 from tests.entrypoints import test_action as action
-from tests.entrypoints.guard_case import ADDED_LINE, ADR_FILES, BASE_CODE, DECISION, MONGO_CHANGE, TITLE
+from tests.entrypoints.guard_case import (
+    ADDED_LINE,
+    ADR_FILES,
+    BASE_CODE,
+    CHECK_ANSWER,
+    DECISION,
+    MONGO_CHANGE,
+    TITLE,
+)
 from tests.fakes.github_api import FakeGitHub
 from tests.fakes.github_server import FakeGitHubServer
+from tests.fakes.llm import FakeLlm
 from tests.server.harness import BASE, HEAD, INSTALLATION, PR, REPO, pr_payload
 from tests.server.test_app_runs import env  # noqa: F401  (the App in-process, over the gh fixture below)
 
@@ -58,6 +67,8 @@ def app(
     app_env["deps"].open_index = lambda repo, d, config: open_index(
         tmp_path / "ix" / index_slot(repo, d), config.retrieval
     )  # the production index: the guard reads its background statistics
+    model = FakeLlm().on("guard-check", CHECK_ANSWER)  # the model the Action's harness is given too
+    app_env["deps"].llm_for = lambda _config: model
     return request.getfixturevalue("gh"), app_env["pool"], app_env["store"]
 
 
@@ -87,6 +98,7 @@ def action_guard_text(tmp_path: Path) -> str:
         )
         pull.title = TITLE
         h = action.Harness(tmp_path, gh, real_index=True)
+        h.llm.on("guard-check", CHECK_ANSWER)
         assert h.run("pull_request", "pull_request__opened.payload.json", inputs={"guard": "true"}).code == 0
         [body] = [str(c["body"]) for c in gh.comments_on(2)]
     return without_marker(body)
@@ -101,7 +113,7 @@ def test_the_app_posts_the_guard_comment_the_action_posts(
     marker = read_marker(comment["body"])
     assert marker is not None and marker.path == GUARD_MARKER_PATH and marker.head == HEAD
     text = without_marker(comment["body"])
-    assert DECISION in text and ADDED_LINE in text
+    assert DECISION in text and ADDED_LINE in text and "⚠️ Conflicts" in text  # checked by the model
     assert [i.kind for i in store.items()] == ["plan"]  # no ADR changed: nothing queued for review
     (tmp_path / "action").mkdir()
     assert text == action_guard_text(tmp_path / "action")

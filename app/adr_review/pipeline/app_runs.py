@@ -77,7 +77,7 @@ class AppExecutor:
         plan = pr.Plan.from_json(memo("plan", lambda: self._compute_plan(item, gh).to_json()))
         lifecycle = Enqueue(
             gh, item.repo, self.deps.store, self._folders(), memo, StoreLocks(self.deps.store, ctx.owner),
-            queue=lambda p: self.enqueue(item, ctx, gh, p),
+            queue=lambda p: self.enqueue(item, ctx, gh, p), llm_for=self.deps.llm_for, prompts=self.deps.prompts,
         )  # fmt: skip
         carry_out(plan, lifecycle, PlanLog(item.run_key))
 
@@ -226,10 +226,17 @@ class Enqueue:
     queue: Callable[[pr.Plan], None]
     config_path: str = REPO_CONFIG_PATH
     boxes: bool = False  # the App counts the box edits it was sent, never the comment's state
+    llm_for: Callable[[RepoConfig], LlmPort | None] = lambda _config: None  # the guard check's model
+    prompts: PromptLibrary | None = None
 
     def writes(self, plan: pr.Plan) -> bool:
         """The App's installation token may write, whatever the PR's head repository is."""
         return True
+
+    def guard_model(self, plan: pr.Plan) -> tuple[LlmPort, PromptLibrary] | None:
+        assert plan.config is not None
+        llm = metered(self.llm_for(plan.config), self.store, self.repo, plan.config)
+        return (llm, self.prompts) if llm is not None and self.prompts is not None else None
 
     def review(self, plan: pr.Plan) -> Sequence[Published]:
         self.queue(plan)

@@ -7,7 +7,9 @@ in the Action and in the App's plan run alike.
   key       the diff, the ADR folders at the base (their digest), the title and body, the settings
             (app/adr_review/pipeline/keys.py guard_key): our guard comment whose marker carries it is
             left alone, so a push that changes none of them writes nothing and calls nothing
-  guard     app/adr_review/pipeline/guard.py over each ADR folder at the base (the review's index)
+  guard     app/adr_review/pipeline/guard.py over each ADR folder at the base (the review's index); when
+            the plan may call a model (Guard.online: a key, not read-only, the caps not reached), the
+            decisions shown are checked by it (app/adr_review/pipeline/guard_check.py), each answer memoised
   comment   one per PR (marker GUARD_MARKER_PATH, app/adr_review/core/comments.py), edited in place under
             the comment lock, only while the planned head is still the PR's head; silent: no comment,
             or our earlier one edited to say that no decision is implicated any more
@@ -28,9 +30,10 @@ from adr_review.core.render import render_guard
 from adr_review.core.triggers import ChangedFile, adr_glob_roots, matches_any, select_adrs
 from adr_review.pipeline.folders import FolderCache
 from adr_review.pipeline.guard import run_guard
+from adr_review.pipeline.guard_check import check_decisions
 from adr_review.pipeline.keys import folder_digest, guard_key
 from adr_review.pipeline.locks import LockFactory
-from adr_review.pipeline.ports import GitHubError, GitHubPort, StageMemo
+from adr_review.pipeline.ports import GitHubError, GitHubPort, LlmPort, PromptLibrary, StageMemo
 from adr_review.pipeline.publish import comment_lock_name, write_comment
 from adr_review.pipeline.targets import Plan
 
@@ -57,6 +60,11 @@ class PlanWork(Protocol):
 
     def writes(self, plan: Plan) -> bool:
         """The plan may write to GitHub (not a dry run, not a fork PR's read-only token)."""
+        ...
+
+    def guard_model(self, plan: Plan) -> tuple[LlmPort, PromptLibrary] | None:
+        """The model of the guard's check, behind the repository's spend caps, and the prompts; None
+        when no model is configured."""
         ...
 
 
@@ -168,14 +176,21 @@ def _guard(plan: Plan, lifecycle: PlanWork, adrs: list[str], diff: str, notes: l
         )
 
     found, cut, floor = [], list(notes), 0.0  # found: (decision, its folder)
+    query = None  # the diff's query: the same for every folder (it reads only the diff and the PR)
     for adr_dir in sorted({posixpath.dirname(p) for p in adrs}):
         folder, index = lifecycle.folders.get(lifecycle.gh, lifecycle.repo, g.base_sha, adr_dir, config)
         result = run_guard(diff, index, folder, title=g.title, body=g.body, ignore=ignore, keep=keep)
         found += [(d, adr_dir) for d in result.decisions]
-        floor = result.floor
+        floor, query = result.floor, result.query
         cut += [c for c in result.query.cut if c not in cut]
     shown = sorted(found, key=lambda f: -f[0].probability)[:MAX_SHOWN]
-    body = render_guard([d for d, _ in shown], cut, floor, language=config.language)
+    model = lifecycle.guard_model(plan) if g.online and shown and query is not None else None
+    check = None
+    if model is not None and query is not None:
+        llm, prompts = model
+        pairs = [(d.adr, d.lines) for d, _ in shown]
+        check = check_decisions(pairs, query, llm, prompts, title=g.title, memo=lifecycle.memo)
+    body = render_guard([d for d, _ in shown], cut, floor, check=check, language=config.language)
     return {"decisions": [posixpath.join(adr_dir, d.adr.path) for d, adr_dir in shown], "body": body}
 
 

@@ -52,6 +52,11 @@ class Inline:
     def writes(self, plan: Plan) -> bool:
         return not (self.dry_run or plan.read_only)
 
+    def guard_model(self, plan: Plan) -> tuple[LlmPort, PromptLibrary] | None:
+        assert plan.config is not None
+        llm = metered(self.llm_for(plan.config), self.ledger or self.store, self.repo, plan.config)
+        return (llm, self.prompts) if llm is not None else None
+
     def review(self, plan: Plan) -> Sequence[Published]:
         assert plan.config is not None
         llm = None if plan.read_only or plan.spend_note else self.llm_for(plan.config)

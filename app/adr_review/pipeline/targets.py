@@ -91,7 +91,7 @@ class GuardTarget:
     title: str = ""
     body: str = ""
     prompt_hash: str = ""
-    online: bool = False  # a model may be called (none is today; the model check will)
+    online: bool = False  # the guard check may call a model (a key, not read-only, the caps not reached)
     nonce: str | None = None  # `/adr-review check`: a fresh run, the same comment
 
     def to_json(self) -> dict[str, Any]:
