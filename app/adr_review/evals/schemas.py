@@ -23,10 +23,12 @@ from adr_review.pipeline.answer_schema import output_schema
 from adr_review.pipeline.blindspot import CRITIC_PROMPTS, JUDGE_PROMPT
 from adr_review.pipeline.blindspot_answers import (
     AdjacentDomainAnswer,
+    CoverCheckAnswer,
     DevilsAdvocateAnswer,
     JudgeAnswer,
     PremortemAnswer,
 )
+from adr_review.pipeline.blindspot_cover import COVER_CHECK_PROMPT
 from adr_review.pipeline.recall import PROMPT_NAME as RECALL_PROMPT
 from adr_review.pipeline.recall_answer import RecallAnswer
 from adr_review.prompts import PROMPTS_DIR
@@ -38,6 +40,7 @@ ANSWER_MODELS: Mapping[str, type[BaseModel]] = {
     CRITIC_PROMPTS["premortem"]: PremortemAnswer,
     CRITIC_PROMPTS["adjacent_domain"]: AdjacentDomainAnswer,
     JUDGE_PROMPT: JudgeAnswer,
+    COVER_CHECK_PROMPT: CoverCheckAnswer,
 }
 
 
