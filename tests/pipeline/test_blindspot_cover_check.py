@@ -106,7 +106,9 @@ def test_an_unsure_exclusion_the_check_does_not_confirm_is_shown(adr: Adr, answe
     assert "1 “already covered” claim of the Judge did not hold" in comment(adr, result, "en")
 
 
-def test_only_the_unsure_exclusion_is_checked_a_clear_one_or_a_clear_rejection_makes_no_call(adr: Adr) -> None:
+def test_only_the_unsure_exclusion_is_checked_a_clear_one_or_a_clear_rejection_makes_no_call(
+    adr: Adr,
+) -> None:
     fake = happy().on(CHECK, {"covers": "no", "reason": "Not a ceiling."})
     result = reviewed(adr, fake, [CLEAR, UNSURE, OFF], "da-1", "da-2", "da-3")
 

@@ -37,6 +37,7 @@ class CoverChecks:
     confirmed: tuple[bool, ...]  # one per unsure claim, in order: True only for a `yes`
     usage: Usage
     errors: tuple[StageError, ...] = ()
+    labels: tuple[str | None, ...] = ()  # the check's answers (None: not asked, or no valid answer)
 
 
 def check_variables(claim: UnsureClaim, language: Mapping[str, Any]) -> dict[str, Any]:
@@ -61,9 +62,11 @@ def run_cover_checks(ctx: NodeContext, base: Mapping[str, Any], unsure: Sequence
         return CoverChecks((False,) * len(unsure), Usage(), (StageError(NODE, f"prompt: {exc}"),))
     limit = min(meta_int(prompt, "max_checks", MAX_CHECKS), MAX_CHECKS)
     confirmed: list[bool] = []
+    labels: list[str | None] = []
     usage = Usage()
     errors: list[StageError] = []
     for i, claim in enumerate(unsure):
+        labels.append(None)
         if i >= limit:
             confirmed.append(False)
             continue
@@ -86,5 +89,6 @@ def run_cover_checks(ctx: NodeContext, base: Mapping[str, Any], unsure: Sequence
             continue
         assert isinstance(answer, CoverCheckAnswer)
         usage = usage + paid
+        labels[-1] = answer.covers
         confirmed.append(answer.covers == "yes")
-    return CoverChecks(tuple(confirmed), usage, tuple(dict.fromkeys(errors)))
+    return CoverChecks(tuple(confirmed), usage, tuple(dict.fromkeys(errors)), tuple(labels))
