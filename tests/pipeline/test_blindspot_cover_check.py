@@ -16,7 +16,7 @@ from adr_review.pipeline.blindspot_cover import COVER_CHECK_PROMPT
 from adr_review.pipeline.blindspot_nodes import UNTRUSTED_ADR_RULE
 from tests.fakes.blindspot_answers import da_answer
 from tests.fakes.llm import FakeLlm
-from tests.pipeline.test_blindspot import DA, JUDGE, adr, happy, jf, judge_with, run
+from tests.pipeline.test_blindspot import DA, JUDGE, adr, happy, judge_with, run
 from tests.pipeline.test_blindspot_judge import comment
 
 __all__ = ["adr"]  # the fixture, used by name
