@@ -9,10 +9,12 @@ from adr_review.core.adr import Adr, parse_adr
 from adr_review.core.finding_checks import (
     COVERING_SECTIONS,
     MIN_SUBJECT_OVERLAP,
+    UNSURE_SUBJECT_OVERLAP,
     check_exclusion,
     covering_section,
     dropped_by_judge,
     judge_exclusions,
+    settle_unsure,
     subject_overlap,
 )
 from adr_review.core.results import Finding
@@ -264,3 +266,75 @@ def test_what_the_judge_neither_kept_nor_claimed_is_dropped(
     critics: list[str], merged: list[str], claimed: list[str], dropped: tuple[str, ...]
 ) -> None:
     assert dropped_by_judge(critics, merged, claimed) == dropped
+
+
+# --- the unsure band: the independent check decides (app/adr_review/pipeline/blindspot_cover.py) ----------
+
+TIMEOUT = "A slow model call blocks one worker for its whole timeout."  # Consequences
+Q = "Reviews run on a queue with three workers."
+ON_RETRIES = finding(Q, "Retries of a failed call pile up.")  # 2 shared terms of 8: 0.25
+ON_BOUNDS = finding(Q, "Nothing bounds the retries.")  # 1 of 6: 0.167
+
+
+@pytest.mark.parametrize(
+    ("about", "rejected", "unsure"),
+    [
+        (ON_TIMEOUTS, None, False),  # above the band: the code accepts
+        (ON_RETRIES, None, True),  # in the band: held only if the check confirms it
+        (ON_BOUNDS, "off_subject", False),  # below it: the code rejects
+    ],
+)
+def test_the_band_below_the_threshold_is_unsure_above_and_below_it_the_code_decides(
+    about: Finding, rejected: str | None, unsure: bool
+) -> None:
+    verdict = check_exclusion(TIMEOUT, about, ADR_EN)
+    assert (verdict.rejected, verdict.unsure) == (rejected, unsure)
+
+
+def test_the_band_lies_below_the_threshold_and_above_most_off_subject_pairs() -> None:
+    # tests/evals/test_judge_exclusion_threshold.py pins what the golden pairs score in it
+    assert 0.0 < UNSURE_SUBJECT_OVERLAP < 0.25 < MIN_SUBJECT_OVERLAP
+
+
+def test_an_unsure_claim_waits_for_the_check_neither_excluded_nor_restored() -> None:
+    result = judge_exclusions([("pm-1", TIMEOUT)], {"pm-1": ON_RETRIES}, ADR_EN)
+    assert (result.exclusions, result.restored, result.rejected) == ((), (), {})
+    assert [(u.fid, u.finding, u.exclusion.covered_in) for u in result.unsure] == [
+        ("pm-1", ON_RETRIES, "consequences")
+    ]
+
+
+@pytest.mark.parametrize(
+    ("confirmed", "excluded", "restored", "not_confirmed"),
+    [
+        ((True, True), ["retries", "retries-2"], [], 0),
+        ((True, False), ["retries"], ["retries-2"], 1),
+        ((False, False), [], ["retries", "retries-2"], 2),
+        ((True,), ["retries"], ["retries-2"], 1),  # no verdict (past the cap): not confirmed
+        ((), [], ["retries", "retries-2"], 2),
+    ],
+)
+def test_settling_keeps_only_what_the_check_confirmed(
+    confirmed: tuple[bool, ...], excluded: list[str], restored: list[str], not_confirmed: int
+) -> None:
+    second = finding(Q, "Retries of a failed call pile up.", title="retries-2")
+    claims = judge_exclusions(
+        [("pm-1", TIMEOUT), ("pm-2", TIMEOUT), ("pm-3", TIMEOUT)],
+        {
+            "pm-1": finding(Q, "Retries of a failed call pile up.", title="retries"),
+            "pm-2": second,
+            "pm-3": ON_TIMEOUTS,
+        },
+        ADR_EN,
+    )
+    settled = settle_unsure(claims, confirmed)
+    assert [x.title for x in settled.exclusions] == [ON_TIMEOUTS.title, *excluded]
+    assert [f.title for f in settled.restored] == restored
+    assert settled.rejected.get("not_confirmed", 0) == not_confirmed
+    assert (settled.confirmed, settled.unsure) == (len(excluded), ())
+
+
+def test_an_unconfirmed_claim_on_a_merged_finding_is_not_shown_twice() -> None:
+    claims = judge_exclusions([("pm-1", TIMEOUT)], {"pm-1": ON_RETRIES}, ADR_EN, shown_ids=["pm-1"])
+    settled = settle_unsure(claims, (False,))
+    assert (settled.exclusions, settled.restored, settled.rejected) == ((), (), {"not_confirmed": 1})

@@ -17,6 +17,7 @@ import pytest
 
 from adr_review.core.citations import verify_citations
 from adr_review.core.extractive import pick_extractive
+from adr_review.core.finding_checks import settle_unsure
 from adr_review.core.findings import dedupe_findings
 from adr_review.entrypoints.commands import eval_prompts
 from adr_review.evals import retrieval as retrieval_eval
@@ -28,6 +29,7 @@ from adr_review.evals.golden.selection import (
     select_changed,
 )
 from adr_review.pipeline.blindspot import run_blindspots
+from adr_review.pipeline.blindspot_cover import run_cover_checks
 from adr_review.pipeline.recall import run_recall
 from adr_review.prompts import PROMPTS_DIR
 
@@ -39,6 +41,7 @@ BLINDSPOT = (
 )
 RECALL = "recall-pre-gate"
 GUARD = "guard-check"
+COVER_CHECK = "blindspot-cover-check"
 
 
 def source_of(obj: object) -> str:
@@ -99,11 +102,15 @@ def test_each_prompt_depends_on_the_code_that_runs_it_and_nothing_else() -> None
         # findings are verified like citations (the same quote check), but extractive recall is recall's own
         assert {source_of(run_blindspots), source_of(dedupe_findings), source_of(verify_citations)} <= deps
         assert source_of(pick_extractive) not in deps
+        assert source_of(run_cover_checks) in deps  # the Judge's exclusions go through the check
+    cover = set(prompt_dependencies(COVER_CHECK, "prompts"))
+    assert {source_of(run_cover_checks), source_of(settle_unsure), source_of(verify_citations)} <= cover
+    assert source_of(pick_extractive) not in cover
     unrelated = {
         source_of(eval_prompts),
         source_of(retrieval_eval),
     }  # nothing that runs a prompt imports them
-    for name in (RECALL, *BLINDSPOT):
+    for name in (RECALL, *BLINDSPOT, COVER_CHECK):
         assert not unrelated & set(prompt_dependencies(name, "prompts")), name
 
 
@@ -154,7 +161,7 @@ def split_repo(tmp_path: Path) -> Path:
         ("app/adr_review/core/nobody_imports.py", []),
         (
             "app/adr_review/evals/golden/runner.py",
-            sorted((RECALL, *BLINDSPOT, GUARD)),
+            sorted((RECALL, *BLINDSPOT, GUARD, COVER_CHECK)),
         ),  # runs every prompt's cases
     ],
 )

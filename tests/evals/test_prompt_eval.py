@@ -42,6 +42,7 @@ BLINDSPOT_PROMPTS = (
     "blindspot-premortem",
     "blindspot-adjacent-domain",
     "blindspot-judge",
+    "blindspot-cover-check",
 )
 ALL_PROMPTS = ("recall-pre-gate", *BLINDSPOT_PROMPTS, "guard-check")
 

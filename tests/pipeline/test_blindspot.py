@@ -685,6 +685,8 @@ def test_the_result_survives_a_checkpoint_round_trip(adr: Adr) -> None:
         "judge_exclusion_unverified": 0,
         "judge_exclusion_not_covering": 0,
         "judge_exclusion_off_subject": 0,
+        "judge_excluded_confirmed": 0,
+        "judge_exclusion_not_confirmed": 0,
         "judge_dropped": 0,
         "merged_duplicates": 0,
         "covered_by_adr": 0,

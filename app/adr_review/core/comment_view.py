@@ -341,10 +341,8 @@ def _judge_notes(bs: BlindSpotResult | None, t: Strings) -> list[str]:
     dropped = int(bs.dropped.get("judge_dropped", 0))
     if dropped:
         notes.append(_n(t["judge_dropped"], dropped, total=bs.raised_count))
-    rejected = sum(
-        int(bs.dropped.get(k, 0))
-        for k in ("judge_exclusion_unverified", "judge_exclusion_not_covering", "judge_exclusion_off_subject")
-    )
+    # judge_exclusion_*: the claims that did not hold, by why (judge_excluded_*: those that did)
+    rejected = sum(int(n) for k, n in bs.dropped.items() if k.startswith("judge_exclusion_"))
     if rejected:
         notes.append(_n(t["exclusions_rejected"], rejected))
     return notes
@@ -392,9 +390,11 @@ def _excluded_view(bs: BlindSpotResult | None, t: Strings, labels: Labels) -> di
         t["excluded_section_count"].format(section=_label(labels, "covering_section", k), n=n)
         for k, n in per_section.items()
     )
+    confirmed = int(bs.dropped.get("judge_excluded_confirmed", 0))  # by the independent check
     return {
         "count": len(bs.exclusions),
         "sections": t["excluded_sections"].format(items=sections) if sections else None,
+        "confirmed": _n(t["excluded_confirmed"], confirmed) if confirmed else None,
         "items": items,
         "more": _more(len(bs.exclusions) - len(items), t),
     }

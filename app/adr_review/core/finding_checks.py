@@ -8,7 +8,9 @@ A finding that fails is kept apart as unverified (labelled with why), never show
 A Judge's exclusion ("already covered by the ADR") holds only when its quote is a passage of the ADR, in
 a section that can cover a risk (COVERING_SECTIONS), and about the finding's subject (content terms
 shared with the finding's quote and gap, MIN_SUBJECT_OVERLAP); otherwise the finding is put back. A
-verbatim sentence is not enough: any Context sentence is verbatim, and covers nothing.
+verbatim sentence is not enough: any Context sentence is verbatim, and covers nothing. Just below the
+threshold (UNSURE_SUBJECT_OVERLAP up to MIN_SUBJECT_OVERLAP) the terms cannot tell: such a claim is
+`unsure`, and holds only when an independent check call confirms it (settle_unsure).
 """
 
 from __future__ import annotations
@@ -79,8 +81,15 @@ COVERING_SECTIONS = ("risks", "consequences", "alternatives", "decision", "rollb
 # 1.0 against the finding it excludes; the same passages against the 65 other findings of their cases
 # score at most 0.333 (one shared katakana word), so 0.35 is the lowest value that holds none of those.
 MIN_SUBJECT_OVERLAP = 0.35
+# The lower edge of the band where the terms cannot tell, [UNSURE_SUBJECT_OVERLAP, MIN_SUBJECT_OVERLAP):
+# a claim in a covering section scoring there is asked of an independent check call (CoVe-style,
+# app/adr_review/pipeline/blindspot_cover.py) instead of being rejected outright. Chosen on the same
+# golden pairs: 17 of the 78 off-subject pairs score >= 0.20 (3 >= 0.25, at most 0.333), the 61 below
+# it are far from any held one (all >= 0.60), so the band holds the near misses and nothing that is
+# plainly off; below it the code rejects, above the threshold it accepts, with no call either way.
+UNSURE_SUBJECT_OVERLAP = 0.2
 
-Rejection = Literal["not_verbatim", "not_covering_section", "off_subject", "unknown_id"]
+Rejection = Literal["not_verbatim", "not_covering_section", "off_subject", "unknown_id", "not_confirmed"]
 
 
 def quote_in_sections(quote: str, adr: Adr, names: Sequence[str]) -> tuple[str, QuoteCheck] | None:
@@ -139,6 +148,7 @@ class ExclusionCheck:
     rejected: Rejection | None
     quote: QuoteCheck
     covered_in: str = ""  # the canonical section of COVERING_SECTIONS the passage stands in
+    unsure: bool = False  # holds only if the independent check confirms it (rejected is None then)
 
 
 def check_exclusion(quote: str, finding: Finding, adr: Adr) -> ExclusionCheck:
@@ -149,9 +159,20 @@ def check_exclusion(quote: str, finding: Finding, adr: Adr) -> ExclusionCheck:
     section = covering_section(check.quote, adr)
     if section is None:
         return ExclusionCheck("not_covering_section", check)
-    if subject_overlap(check.quote, finding, adr.title) < MIN_SUBJECT_OVERLAP:
+    overlap = subject_overlap(check.quote, finding, adr.title)
+    if overlap < UNSURE_SUBJECT_OVERLAP:
         return ExclusionCheck("off_subject", check, section)
-    return ExclusionCheck(None, check, section)
+    return ExclusionCheck(None, check, section, unsure=overlap < MIN_SUBJECT_OVERLAP)
+
+
+@dataclass(frozen=True)
+class UnsureClaim:
+    """A claim the terms cannot decide: the finding, the passage, and the exclusion it would become."""
+
+    fid: str
+    finding: Finding
+    exclusion: Exclusion
+    restore: bool = True  # not confirmed: show the finding (False: a judged finding already merged it)
 
 
 @dataclass(frozen=True)
@@ -159,6 +180,9 @@ class JudgeExclusions:
     exclusions: tuple[Exclusion, ...]  # held: listed as "already covered by the ADR"
     restored: tuple[Finding, ...]  # critic findings whose exclusion did not hold: shown again
     rejected: Mapping[Rejection, int]  # claims that did not hold, by why (absent when 0)
+    unsure: tuple[UnsureClaim, ...] = ()  # awaiting the independent check (settle_unsure)
+    shown: frozenset[str] = frozenset()  # critic ids already shown, merged or restored
+    confirmed: int = 0  # unsure claims the independent check confirmed (now among `exclusions`)
 
 
 def judge_exclusions(
@@ -171,12 +195,14 @@ def judge_exclusions(
 
     A claim that holds becomes an Exclusion; any other claim does not count: the critic finding it
     would hide is restored (unless a judged finding already merged it, `shown_ids`), so the Judge
-    cannot make a finding disappear by quoting a sentence that does not cover it.
+    cannot make a finding disappear by quoting a sentence that does not cover it. An unsure claim is
+    kept apart in `unsure`, neither excluded nor restored, until settle_unsure says which it is.
     """
     shown = set(shown_ids)
     exclusions: list[Exclusion] = []
     restored: list[Finding] = []
     rejected: dict[Rejection, int] = {}
+    unsure: list[UnsureClaim] = []
     for fid, quote in claims:
         finding = by_id.get(fid)
         if finding is None:
@@ -185,18 +211,43 @@ def judge_exclusions(
         verdict = check_exclusion(quote, finding, adr)
         if verdict.rejected is None:
             heading = verdict.quote.passage.section if verdict.quote.passage else ""
-            exclusions.append(
-                Exclusion(
-                    finding.title, verdict.quote.quote, heading, "judge", finding.source, verdict.covered_in
-                )
+            exclusion = Exclusion(
+                finding.title, verdict.quote.quote, heading, "judge", finding.source, verdict.covered_in
             )
+            if verdict.unsure:
+                unsure.append(UnsureClaim(fid, finding, exclusion, restore=fid not in shown))
+            else:
+                exclusions.append(exclusion)
             shown.add(fid)
             continue
         rejected[verdict.rejected] = rejected.get(verdict.rejected, 0) + 1
         if fid not in shown:
             restored.append(finding)
             shown.add(fid)
-    return JudgeExclusions(tuple(exclusions), tuple(restored), rejected)
+    return JudgeExclusions(tuple(exclusions), tuple(restored), rejected, tuple(unsure), frozenset(shown))
+
+
+def settle_unsure(claims: JudgeExclusions, confirmed: Sequence[bool]) -> JudgeExclusions:
+    """The claims with each unsure one decided by the independent check (`confirmed`, one per unsure
+    claim, in order; a missing entry is not confirmed): confirmed ones become exclusions, the others
+    are counted as `not_confirmed` and their finding is shown, as for any claim that does not hold."""
+    exclusions = list(claims.exclusions)
+    restored = list(claims.restored)
+    rejected = dict(claims.rejected)
+    restored_ids: set[str] = set()
+    yes = 0
+    for i, claim in enumerate(claims.unsure):
+        if i < len(confirmed) and confirmed[i]:
+            exclusions.append(claim.exclusion)
+            yes += 1
+            continue
+        rejected["not_confirmed"] = rejected.get("not_confirmed", 0) + 1
+        if claim.restore and claim.fid not in restored_ids:
+            restored.append(claim.finding)
+            restored_ids.add(claim.fid)
+    return JudgeExclusions(
+        tuple(exclusions), tuple(restored), rejected, (), claims.shown, claims.confirmed + yes
+    )
 
 
 def dropped_by_judge(

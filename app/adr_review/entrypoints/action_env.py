@@ -67,7 +67,7 @@ MODEL_INPUTS: Mapping[str, tuple[str, ...]] = {
     "critic-model": CRITIC_PROMPTS,
     "judge-model": ("blindspot-judge",),
 }
-ALL_PROMPTS = ("recall-pre-gate", *CRITIC_PROMPTS, "blindspot-judge")
+ALL_PROMPTS = ("recall-pre-gate", *CRITIC_PROMPTS, "blindspot-judge", "blindspot-cover-check")
 
 FORK_NOTE = (
     "No comment was posted: this pull request comes from a fork, and on the `pull_request` event GitHub "

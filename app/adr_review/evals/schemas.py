@@ -23,10 +23,12 @@ from adr_review.pipeline.answer_schema import output_schema
 from adr_review.pipeline.blindspot import CRITIC_PROMPTS, JUDGE_PROMPT
 from adr_review.pipeline.blindspot_answers import (
     AdjacentDomainAnswer,
+    CoverCheckAnswer,
     DevilsAdvocateAnswer,
     JudgeAnswer,
     PremortemAnswer,
 )
+from adr_review.pipeline.blindspot_cover import COVER_CHECK_PROMPT
 from adr_review.pipeline.guard_answer import GuardCheckAnswer
 from adr_review.pipeline.guard_check import PROMPT_NAME as GUARD_CHECK_PROMPT
 from adr_review.pipeline.recall import PROMPT_NAME as RECALL_PROMPT
@@ -41,6 +43,7 @@ ANSWER_MODELS: Mapping[str, type[BaseModel]] = {
     CRITIC_PROMPTS["adjacent_domain"]: AdjacentDomainAnswer,
     JUDGE_PROMPT: JudgeAnswer,
     GUARD_CHECK_PROMPT: GuardCheckAnswer,
+    COVER_CHECK_PROMPT: CoverCheckAnswer,
 }
 
 

@@ -7,7 +7,8 @@
 Every finding is checked (app/adr_review/core/findings.py): its quote must be one passage of the ADR as a reader
 sees it and every ADR it names one it was shown; one that fails is listed apart as unverified, never
 among the findings. A Judge's exclusion holds only when it names a passage of a section that can cover
-a risk, about the finding's subject (app/adr_review/core/finding_checks.py), or the finding is put back; the critic
+a risk, about the finding's subject (app/adr_review/core/finding_checks.py), or the finding is put back (where
+the terms cannot tell, one independent check call per exclusion decides, app/adr_review/pipeline/blindspot_cover.py); the critic
 findings the Judge neither kept nor claimed as covered are counted as dropped by it, and a finding it
 merged from no critic finding is its own. The critics and the Judge write in `language` (the repo
 setting, else the ADR's own).
@@ -34,6 +35,7 @@ from adr_review.core.finding_checks import (
     dropped_by_judge,
     judge_exclusions,
     known_adr_ids,
+    settle_unsure,
     verify_finding,
     verify_findings,
 )
@@ -52,6 +54,8 @@ from adr_review.core.perspectives import (
     perspective_weights,
 )
 from adr_review.core.results import BlindSpotResult, Citation, Exclusion, Finding, StageError, Usage
+from adr_review.pipeline.blindspot_cover import NODE as COVER_CHECK
+from adr_review.pipeline.blindspot_cover import run_cover_checks
 from adr_review.pipeline.blindspot_nodes import (
     CRITIC_PROMPTS,
     JUDGE_PROMPT,
@@ -185,6 +189,11 @@ def run_blindspots(
         merged_ids = [i for jf in answer.findings for i in jf.merged_ids]
         claimed = [(x.id, x.quote) for x in answer.excluded]
         claims = judge_exclusions(claimed, by_id, proposal, shown_ids=merged_ids)
+        checks = run_cover_checks(ctx, base, claims.unsure)  # no unsure claim: no call
+        if checks.usage.calls or checks.usage.input_tokens:
+            usage_by_node[COVER_CHECK] = checks.usage
+        errors.extend(checks.errors)
+        claims = settle_unsure(claims, checks.confirmed)
         findings = [*findings, *claims.restored]
         exclusions.extend(claims.exclusions)
         self_assessment = answer.self_assessment
@@ -195,6 +204,8 @@ def run_blindspots(
         )
         dropped["judge_exclusion_not_covering"] = rejected.get("not_covering_section", 0)
         dropped["judge_exclusion_off_subject"] = rejected.get("off_subject", 0)
+        dropped["judge_excluded_confirmed"] = claims.confirmed  # by the independent check
+        dropped["judge_exclusion_not_confirmed"] = rejected.get("not_confirmed", 0)
         dropped["judge_dropped"] = len(dropped_by_judge(by_id, merged_ids, (fid for fid, _ in claimed)))
 
     findings, merged = dedupe_findings(findings)

@@ -13,7 +13,7 @@ pydantic would send them to the model as schema descriptions (comments instead).
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, WithJsonSchema
 from pydantic.json_schema import JsonDict
@@ -269,6 +269,26 @@ class JudgeAnswer(_Answer):
     # The Judge's own tally, asked for as a self-check; the comment counts what the guards kept.
     total_count_by_severity: SeverityCounts = Field(default_factory=SeverityCounts)
     self_assessment: Prose = ""
+
+
+def _covers(value: Any) -> Any:
+    return value.strip().casefold() if isinstance(value, str) else value
+
+
+class CoverCheckAnswer(_Answer):
+    # The independent check of an unsure Judge exclusion (app/adr_review/pipeline/blindspot_cover.py):
+    # only "yes" keeps the exclusion; any other label fails validation, which shows the finding.
+    model_config = ConfigDict(title="Cover check answer")
+    covers: Annotated[
+        Literal["yes", "no", "partly"],
+        BeforeValidator(_covers),
+        WithJsonSchema({"type": "string", "enum": ["yes", "no", "partly"]}),
+    ] = Field(
+        description="yes: the passage itself handles this risk | no: it does not | partly: only in part"
+    )
+    reason: Annotated[Text, _string(minLength=1, maxLength=1000)] = Field(
+        description="One or two sentences: what in the passage handles the risk, or what it leaves out."
+    )
 
 
 def _finding(

@@ -192,7 +192,11 @@ class BlindSpotSuite:
             "exclusions_rejected",
             sum(
                 result.dropped.get(k, 0)
-                for k in ("judge_exclusion_not_covering", "judge_exclusion_off_subject")
+                for k in (
+                    "judge_exclusion_not_covering",
+                    "judge_exclusion_off_subject",
+                    "judge_exclusion_not_confirmed",
+                )
             ),
         )
         for want in expect.must_exclude:

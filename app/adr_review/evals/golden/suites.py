@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from adr_review.evals.golden.scoring import Suite
 from adr_review.evals.golden.suite_blindspot import BLINDSPOT_PROMPTS, BlindSpotSuite
+from adr_review.evals.golden.suite_cover import CoverCheckSuite
 from adr_review.evals.golden.suite_guard import GuardCheckSuite
 from adr_review.evals.golden.suite_recall import RecallSuite
 
@@ -15,4 +16,6 @@ def suite_for(prompt_name: str) -> Suite | None:
         return BlindSpotSuite(prompt_name)
     if prompt_name == GuardCheckSuite.prompt_name:
         return GuardCheckSuite()
+    if prompt_name == CoverCheckSuite.prompt_name:
+        return CoverCheckSuite()
     return None
