@@ -16,7 +16,7 @@ import yaml
 
 from adr_review.cli import COMMANDS
 from adr_review.config import AppSettings
-from adr_review.pipeline.worker import lease_problem
+from adr_review.pipeline.server.worker import lease_problem
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -184,7 +184,7 @@ def test_pipeline_check(source: str, flagged: bool) -> None:
 
 @pytest.mark.real_process
 def test_importing_the_core_and_the_review_pipeline_stays_light() -> None:
-    modules = ["adr_review.pipeline.review"] + [_dotted(p) for p in _modules("core")]
+    modules = ["adr_review.pipeline.adr.review"] + [_dotted(p) for p in _modules("core")]
     code = (
         "import importlib, sys\n"
         f"for m in {modules!r}: importlib.import_module(m)\n"

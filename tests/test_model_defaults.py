@@ -4,8 +4,8 @@ meta.yaml, which the golden gate and the run keys read): they must agree."""
 from __future__ import annotations
 
 from adr_review.config import DEFAULT_MODELS
-from adr_review.pipeline.blindspot import CRITIC_PROMPTS, JUDGE_PROMPT
-from adr_review.pipeline.recall import PROMPT_NAME
+from adr_review.pipeline.adr.blindspot import CRITIC_PROMPTS, JUDGE_PROMPT
+from adr_review.pipeline.adr.recall import PROMPT_NAME
 from adr_review.prompts import packaged
 
 

@@ -305,19 +305,28 @@ def test_the_wheel_carries_the_prompts_and_templates_but_not_the_golden_cases(wh
 
 @pytest.mark.real_process
 def test_the_wheel_installs_beside_a_users_own_app_package(wheel: Path, tmp_path: Path) -> None:
-    """Issue 27: the wheel's one top-level package is `adr_review`; pip installing it into an
-    environment that already has the user's own `app` package leaves both importable."""
+    """Issue 27: the wheel's one top-level package is `adr_review`; pip installing it into a venv that
+    already has the user's own `app` package leaves both importable."""
     tops = {n.split("/", 1)[0] for n in zipfile.ZipFile(wheel).namelist() if "/" in n}
     assert {t for t in tops if not t.endswith(".dist-info")} == {"adr_review"}
-    site = tmp_path / "site"
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)
+    python = venv / "bin" / "python"
+    site = Path(
+        subprocess.run(
+            [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+            capture_output=True, text=True, check=True,
+        ).stdout.strip()
+    )  # fmt: skip
     (site / "app").mkdir(parents=True)
     (site / "app" / "__init__.py").write_text("WHOSE = 'the user'\n", encoding="utf-8")
-    pip = [sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--no-index", "--target", str(site)]
+    pip = [sys.executable, "-m", "pip", "--python", str(python), "install", "-q", "--no-deps", "--no-index"]
     subprocess.run([*pip, str(wheel)], check=True, capture_output=True, timeout=300)
+    assert (site / "app" / "__init__.py").read_text(encoding="utf-8") == "WHOSE = 'the user'\n"
     code = "import app, adr_review.cli; print(app.WHOSE); print(adr_review.cli.__name__)"
-    env = {**os.environ, "PYTHONPATH": str(site)}
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     out = subprocess.run(
-        [sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True, check=True
+        [str(python), "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True, check=True
     )
     assert out.stdout.split("\n")[:2] == ["the user", "adr_review.cli"]
 

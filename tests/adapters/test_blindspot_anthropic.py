@@ -11,7 +11,7 @@ import pytest
 from adr_review.adapters.llm import PROMPT_HEADER, AnthropicLlm
 from adr_review.config import BlindSpotConfig, LlmSettings
 from adr_review.core.adr import Adr, parse_adr
-from adr_review.pipeline.blindspot import CRITIC_PROMPTS, JUDGE_PROMPT, run_blindspots
+from adr_review.pipeline.adr.blindspot import CRITIC_PROMPTS, JUDGE_PROMPT, run_blindspots
 from adr_review.prompts import packaged
 from tests.fakes.blindspot_answers import ad_answer, critic_items, da_answer, judge_echo_answer, pm_answer
 from tests.fakes.messages_server import FakeMessagesServer, Reply, request_text

@@ -9,8 +9,8 @@ import responses
 
 from adr_review.adapters.github import GitHubAdapter, RetryPolicy, retry_wait
 from adr_review.core.marker import marker
+from adr_review.pipeline.plans.publish import upsert_comment
 from adr_review.pipeline.ports import GitHubError
-from adr_review.pipeline.publish import upsert_comment
 from tests.fakes.github_api import FakeGitHub, Fault, blob_sha
 
 REPO = "Codertocat/Hello-World"

@@ -13,7 +13,7 @@ import pytest
 import responses
 
 from adr_review.adapters.github import GitHubAdapter
-from adr_review.pipeline.publish import upsert_comment
+from adr_review.pipeline.plans.publish import upsert_comment
 
 REST = Path(__file__).resolve().parents[1] / "fixtures" / "github" / "rest"
 REPO = "Codertocat/Hello-World"

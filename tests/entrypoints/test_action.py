@@ -739,7 +739,7 @@ def test_the_cli_command_runs_the_action_with_the_production_factories(
 
 
 def test_the_action_runs_the_shared_pr_use_case(h: Harness, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The Action and the App run one flow: adr_review.pipeline.pr.plan, then run_target per target (the App's
+    """The Action and the App run one flow: adr_review.pipeline.plans.pr.plan, then run_target per target (the App's
     side of this is tests/server/test_app_runs.py::test_the_app_runs_the_shared_pr_use_case)."""
     from tests.fakes.spies import record_pr_calls
 

@@ -11,7 +11,7 @@ import pytest
 from adr_review.core.results import Usage
 from adr_review.evals.golden.cases import GoldenError, golden_dir, load_cases, load_recording
 from adr_review.evals.golden.suite_cover import CoverCheckSuite
-from adr_review.pipeline.blindspot_cover import COVER_CHECK_PROMPT
+from adr_review.pipeline.adr.blindspot_cover import COVER_CHECK_PROMPT
 from adr_review.pipeline.ports import LlmRequest, LlmResponse
 from adr_review.prompts import PROMPTS_DIR, PromptFiles
 

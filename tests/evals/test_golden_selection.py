@@ -28,9 +28,9 @@ from adr_review.evals.golden.selection import (
     prompt_dependencies,
     select_changed,
 )
-from adr_review.pipeline.blindspot import run_blindspots
-from adr_review.pipeline.blindspot_cover import run_cover_checks
-from adr_review.pipeline.recall import run_recall
+from adr_review.pipeline.adr.blindspot import run_blindspots
+from adr_review.pipeline.adr.blindspot_cover import run_cover_checks
+from adr_review.pipeline.adr.recall import run_recall
 from adr_review.prompts import PROMPTS_DIR
 
 BLINDSPOT = (

@@ -10,8 +10,8 @@ import pytest
 
 from adr_review.evals import schemas
 from adr_review.evals.golden.runner import discover_prompts
+from adr_review.pipeline.adr.blindspot_answers import JudgeAnswer, PremortemAnswer
 from adr_review.pipeline.answer_schema import output_schema
-from adr_review.pipeline.blindspot_answers import JudgeAnswer, PremortemAnswer
 from adr_review.prompts import PROMPTS_DIR, load_prompt
 
 

@@ -8,8 +8,8 @@ import pytest
 
 
 def record_pr_calls(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """Wrap adr_review.pipeline.pr.plan and run_target; the returned list names each call, in order."""
-    from adr_review.pipeline import pr
+    """Wrap adr_review.pipeline.plans.pr.plan and run_target; the returned list names each call, in order."""
+    from adr_review.pipeline.plans import pr
 
     seen: list[str] = []
     for name in ("plan", "run_target"):
@@ -26,7 +26,8 @@ def record_pr_calls(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 def record_screens(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """Wrap adr_review.core.triggers.screen where the intake and the plan call it; one entry per call."""
     from adr_review.core import triggers
-    from adr_review.pipeline import intake, pr
+    from adr_review.pipeline.plans import pr
+    from adr_review.pipeline.server import intake
 
     seen: list[str] = []
     real = triggers.screen

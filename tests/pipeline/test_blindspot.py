@@ -17,7 +17,7 @@ from adr_review.config import BlindSpotConfig
 from adr_review.core.adr import Adr, parse_adr
 from adr_review.core.perspectives import draw_perspectives, parse_constitution, perspective_weights
 from adr_review.core.results import INTERNAL_ERROR, Citation, Usage
-from adr_review.pipeline.blindspot import CRITIC_PROMPTS, JUDGE_PROMPT, run_blindspots
+from adr_review.pipeline.adr.blindspot import CRITIC_PROMPTS, JUDGE_PROMPT, run_blindspots
 from adr_review.pipeline.ports import InfrastructureError, LlmError, LlmRequest
 from adr_review.pipeline.structured import StepOverrides
 from adr_review.prompts import PromptFiles, packaged

@@ -9,7 +9,7 @@ import pytest
 
 from adr_review.config import BlindSpotConfig
 from adr_review.core.adr import Adr
-from adr_review.pipeline.blindspot_answers import JudgeAnswer
+from adr_review.pipeline.adr.blindspot_answers import JudgeAnswer
 from tests.pipeline.test_blindspot import JUDGE, adr, happy, jf, judge_with, run
 
 __all__ = ["adr"]  # the fixture, used by name

@@ -12,8 +12,8 @@ import pytest
 from adr_review.core.adr import Adr
 from adr_review.core.finding_checks import MIN_SUBJECT_OVERLAP, UNSURE_SUBJECT_OVERLAP, subject_overlap
 from adr_review.core.results import Finding
-from adr_review.pipeline.blindspot_cover import COVER_CHECK_PROMPT
-from adr_review.pipeline.blindspot_nodes import UNTRUSTED_ADR_RULE
+from adr_review.pipeline.adr.blindspot_cover import COVER_CHECK_PROMPT
+from adr_review.pipeline.adr.blindspot_nodes import UNTRUSTED_ADR_RULE
 from tests.fakes.blindspot_answers import da_answer
 from tests.fakes.llm import FakeLlm
 from tests.pipeline.test_blindspot import DA, JUDGE, adr, happy, judge_with, run

@@ -13,7 +13,7 @@ from adr_review.config import BlindSpotConfig
 from adr_review.core.adr import Adr
 from adr_review.core.render import render_comment
 from adr_review.core.results import BlindSpotResult, Review, RunMeta, Usage
-from adr_review.pipeline.blindspot_nodes import UNTRUSTED_ADR_RULE
+from adr_review.pipeline.adr.blindspot_nodes import UNTRUSTED_ADR_RULE
 from tests.fakes.blindspot_answers import da_answer, judge_echo_answer
 from tests.pipeline.test_blindspot import DA, JUDGE, adr, happy, jf, judge_with, run
 

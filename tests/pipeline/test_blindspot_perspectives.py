@@ -14,7 +14,7 @@ from adr_review.config import BlindSpotConfig
 from adr_review.core.adr import Adr, parse_adr
 from adr_review.core.perspectives import WEIGHT_FLOOR, draw_perspectives, perspective_weights
 from adr_review.core.serde import blindspots_from_dict, blindspots_to_dict
-from adr_review.pipeline.blindspot import CRITIC_PROMPTS, JUDGE_PROMPT, run_blindspots
+from adr_review.pipeline.adr.blindspot import CRITIC_PROMPTS, JUDGE_PROMPT, run_blindspots
 from adr_review.pipeline.ports import LlmError, LlmRequest
 from adr_review.prompts import packaged
 from tests.fakes.blindspot_answers import da_answer, judge_echo_answer, pm_answer
@@ -73,7 +73,7 @@ def test_the_result_records_the_weights_the_draw_used(adr: Adr, caplog: pytest.L
     constitution = packaged().constitution()
     weights = perspective_weights(constitution, adr.text)
     assert weights["privacy"] > WEIGHT_FLOOR and weights["compliance"] > WEIGHT_FLOOR
-    with caplog.at_level(logging.INFO, logger="adr_review.pipeline.blindspot"):
+    with caplog.at_level(logging.INFO, logger="adr_review.pipeline.adr.blindspot"):
         result = run(adr, fake_llm(), seed=11)
     assert result.perspective_weights == weights
     assert result.selected_perspectives == tuple(

@@ -9,7 +9,7 @@ import pytest
 
 from adr_review.config import BlindSpotConfig
 from adr_review.core.text import fold_whitespace
-from adr_review.pipeline.blindspot_answers import (
+from adr_review.pipeline.adr.blindspot_answers import (
     CONFIDENCE_ANCHORS,
     MAX_ANALOGIES,
     MAX_COUNTER_ARGUMENTS,

@@ -1,4 +1,4 @@
-"""The one plan executor (app/adr_review/pipeline/carry_out.py): each plan kind makes the same things happen on
+"""The one plan executor (app/adr_review/pipeline/plans/carry_out.py): each plan kind makes the same things happen on
 GitHub whichever lifecycle carries it out, the Action's Inline or the App's Enqueue."""
 
 from __future__ import annotations
@@ -12,15 +12,15 @@ import pytest
 from adr_review.adapters.state_sqlite import SqliteStateStore
 from adr_review.config import REPO_CONFIG_PATH, RepoConfig
 from adr_review.core.triggers import DENIED_TEXT, HELP_TEXT
-from adr_review.pipeline.app_runs import Enqueue
-from adr_review.pipeline.carry_out import Lifecycle, carry_out
 from adr_review.pipeline.checkpoint import memo_for
-from adr_review.pipeline.folders import FolderCache
-from adr_review.pipeline.inline import Inline
-from adr_review.pipeline.locks import StoreLocks
-from adr_review.pipeline.notices import CAPPED_MARKER_PATH
-from adr_review.pipeline.publish import Published
-from adr_review.pipeline.targets import Plan
+from adr_review.pipeline.plans.carry_out import Lifecycle, carry_out
+from adr_review.pipeline.plans.folders import FolderCache
+from adr_review.pipeline.plans.inline import Inline
+from adr_review.pipeline.plans.notices import CAPPED_MARKER_PATH
+from adr_review.pipeline.plans.publish import Published
+from adr_review.pipeline.plans.targets import Plan
+from adr_review.pipeline.server.app_runs import Enqueue
+from adr_review.pipeline.server.locks import StoreLocks
 from adr_review.prompts import packaged
 from tests.fakes.github_port import MemoryGitHub
 
@@ -200,7 +200,7 @@ def test_a_fork_prs_read_only_plan_writes_nothing_in_the_action_only() -> None:
 def test_the_reviews_go_to_the_lifecycle() -> None:
     from dataclasses import replace
 
-    from adr_review.pipeline.targets import Target
+    from adr_review.pipeline.plans.targets import Target
 
     target = Target(REPO, N, "h" * 40, "b" * 40, "docs/adr/0001-a.md", "0" * 64, "key", CONFIG)
     plan = replace(PLANS["no_adr"], targets=(target,))

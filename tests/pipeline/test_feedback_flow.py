@@ -13,8 +13,9 @@ import pytest
 from adr_review.adapters.state_sqlite import SqliteStateStore
 from adr_review.core.feedback import read_feedback, read_ticks
 from adr_review.core.triggers import Actor, CommentEvent
-from adr_review.pipeline import feedback, pr
+from adr_review.pipeline.plans import pr
 from adr_review.pipeline.ports import PullRequestInfo
+from adr_review.pipeline.reporting import feedback
 from tests.fakes.blindspot_answers import da_answer, judge_echo_answer, pm_answer
 from tests.fakes.boxes import click_box
 from tests.fakes.github_port import MemoryGitHub
@@ -196,7 +197,7 @@ def test_the_rendered_comment_with_boxes_and_ledger_is_a_snapshot(store: SqliteS
 def test_a_recorded_edit_payload_reads_the_body_before_and_each_delivery_is_its_own_plan() -> None:
     from adr_review.core.events import read_event
     from adr_review.core.marker import marker
-    from adr_review.pipeline.intake import intake
+    from adr_review.pipeline.server.intake import intake
     from tests.server.conftest import payload
 
     data = payload("issue_comment__edited.payload.json")  # recorded by GitHub (tests/fixtures/github)

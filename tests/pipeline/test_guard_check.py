@@ -11,7 +11,7 @@ from adr_review.core.diff import parse_diff
 from adr_review.core.guard import Implicated, build_query, matching_lines
 from adr_review.core.render import render_guard
 from adr_review.core.results import Usage
-from adr_review.pipeline.guard_check import PROMPT_NAME, check_decisions
+from adr_review.pipeline.code_guard.guard_check import PROMPT_NAME, check_decisions
 from adr_review.pipeline.ports import InfrastructureError, LlmError, LlmResponse
 from adr_review.prompts import packaged
 from tests.entrypoints.test_guard_cli import ADRS, MONGO

@@ -8,9 +8,9 @@ import pytest
 from adr_review.config import GuardConfig, RepoConfig
 from adr_review.core.commands import HELP_TEXT, parse_command
 from adr_review.core.triggers import ChangedFile
-from adr_review.pipeline.guard_run import budget_diff, guarded_files
+from adr_review.pipeline.code_guard.guard_run import budget_diff, guarded_files
 from adr_review.pipeline.keys import config_hash
-from adr_review.pipeline.targets import GuardTarget, Plan
+from adr_review.pipeline.plans.targets import GuardTarget, Plan
 
 ADR_GLOBS = ["docs/adr/**"]
 

@@ -1,4 +1,4 @@
-"""The one pull-request use case (app/adr_review/pipeline/pr.py) over the GitHubPort in memory: what `plan` decides
+"""The one pull-request use case (app/adr_review/pipeline/plans/pr.py) over the GitHubPort in memory: what `plan` decides
 for each kind of event, and what `run_target` publishes. The Action and the App both run these
 functions (tests/entrypoints/test_action.py and tests/server/test_app_runs.py show each reaching them)."""
 
@@ -14,10 +14,10 @@ from adr_review.adapters.state_sqlite import SqliteStateStore
 from adr_review.config import RepoConfig, RepoConfigError
 from adr_review.core.results import INTERNAL_ERROR, RetrievalResult
 from adr_review.core.triggers import Actor, ChangedFile, CommentEvent, Event, OtherEvent, PullRequestEvent
-from adr_review.pipeline import pr
-from adr_review.pipeline.carry_out import respond
-from adr_review.pipeline.folders import FolderCache
-from adr_review.pipeline.inline import run_inline
+from adr_review.pipeline.plans import pr
+from adr_review.pipeline.plans.carry_out import respond
+from adr_review.pipeline.plans.folders import FolderCache
+from adr_review.pipeline.plans.inline import run_inline
 from adr_review.pipeline.ports import GitHubError, InfrastructureError, PullRequestInfo, SyncReport
 from adr_review.prompts import packaged
 from tests.fakes.github_port import MemoryGitHub
@@ -373,7 +373,7 @@ def test_a_spent_month_plans_without_the_model_and_keys_say_so() -> None:
 def test_the_budget_stops_model_calls_at_the_caps_and_books_what_was_paid() -> None:
     from adr_review.config import LimitsConfig
     from adr_review.core.results import Usage
-    from adr_review.pipeline.budget import Budget, BudgetedLlm
+    from adr_review.pipeline.plans.budget import Budget, BudgetedLlm
     from adr_review.pipeline.ports import LlmError, LlmRequest
     from tests.fakes.llm import FakeLlm
 
@@ -414,7 +414,7 @@ def _published_body(usd: float, month: str) -> str:
 def test_the_action_month_adds_what_the_comments_booked_to_this_jobs_spend(
     local: float, published: list[float], mine: float, seen: float
 ) -> None:
-    from adr_review.pipeline.budget import PublishedMonth, month_start
+    from adr_review.pipeline.plans.budget import PublishedMonth, month_start
 
     store = SqliteStateStore(":memory:")
     store.add_spend(REPO, "2026-12", local)
@@ -433,7 +433,7 @@ def test_the_action_month_adds_what_the_comments_booked_to_this_jobs_spend(
 
 
 def test_the_action_month_falls_back_to_the_cache_when_comments_cannot_be_read() -> None:
-    from adr_review.pipeline.budget import PublishedMonth
+    from adr_review.pipeline.plans.budget import PublishedMonth
     from adr_review.pipeline.ports import GitHubError
 
     store = SqliteStateStore(":memory:")
@@ -445,11 +445,11 @@ def test_the_action_month_falls_back_to_the_cache_when_comments_cannot_be_read()
     assert PublishedMonth(store, refused).spent(REPO, "2026-12") == pytest.approx(0.75)
 
 
-# --- publishing under races (issue 16; app/adr_review/pipeline/publish.py) -----------------------------------------
+# --- publishing under races (issue 16; app/adr_review/pipeline/plans/publish.py) -----------------------------------------
 
 
 def store_locks(store: SqliteStateStore, owner: str) -> Any:
-    from adr_review.pipeline.locks import StoreLocks
+    from adr_review.pipeline.server.locks import StoreLocks
 
     return StoreLocks(store, owner, poll_s=0.01)
 
@@ -595,7 +595,7 @@ def test_only_our_own_comment_counts_and_a_refused_edit_gets_our_own() -> None:
 def test_the_same_text_is_not_edited_and_the_marker_is_then_not_refreshed() -> None:
     from adr_review.core.marker import without_marker
     from adr_review.pipeline.checkpoint import memo_for
-    from adr_review.pipeline.publish import Rendered, publish
+    from adr_review.pipeline.plans.publish import Rendered, publish
 
     gh = github()
     (t,) = plan(pr_event(), gh, online=False).targets
@@ -665,7 +665,7 @@ def test_an_index_server_outage_is_not_remembered_the_next_search_tries_again() 
     """An index that cannot be built for a reason of its own degrades recall for the run (remembered);
     a server that is down is an outage: it propagates each time, and once the server is back the same
     folder's index opens and searches."""
-    from adr_review.pipeline.folders import LazyIndex
+    from adr_review.pipeline.plans.folders import LazyIndex
 
     opened: list[str] = []
 

@@ -18,8 +18,8 @@ from adr_review.core.adr import Adr, parse_adr
 from adr_review.core.recall_query import build_query_text, recall_query, search_query
 from adr_review.core.results import INTERNAL_ERROR, Candidate, EmptyReason, RetrievalResult
 from adr_review.core.text import contains_verbatim, tokenize
+from adr_review.pipeline.adr.recall import PROMPT_NAME, run_recall
 from adr_review.pipeline.ports import InfrastructureError, LlmError, SyncReport
-from adr_review.pipeline.recall import PROMPT_NAME, run_recall
 from adr_review.prompts import PromptFiles, packaged
 from tests.fakes.llm import FakeLlm
 from tests.fakes.messages_server import FakeMessagesServer, Reply, recall_candidates

@@ -6,7 +6,7 @@ import pytest
 
 from adr_review.adapters.state_sqlite import SqliteStateStore
 from adr_review.core.feedback import Ledger, Revision, Shown
-from adr_review.pipeline.report import DAY_S, Window, report_for, report_markdown
+from adr_review.pipeline.reporting.report import DAY_S, Window, report_for, report_markdown
 
 
 class Clock:

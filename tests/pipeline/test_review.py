@@ -25,10 +25,10 @@ from adr_review.core.render import render_comment
 from adr_review.core.results import Candidate, RetrievalResult
 from adr_review.core.serde import review_from_dict, review_to_dict
 from adr_review.core.text import tokenize
-from adr_review.pipeline.blindspot import CRITIC_PROMPTS, JUDGE_PROMPT
+from adr_review.pipeline.adr.blindspot import CRITIC_PROMPTS, JUDGE_PROMPT
+from adr_review.pipeline.adr.review import ReviewDeps, ReviewTarget, relative_adr_path, review_adr
 from adr_review.pipeline.checkpoint import memo_for
 from adr_review.pipeline.ports import CheckpointStore, LlmError, LlmRequest
-from adr_review.pipeline.review import ReviewDeps, ReviewTarget, relative_adr_path, review_adr
 from adr_review.prompts import PromptFiles, packaged
 from tests.fakes.blindspot_answers import judge_echo_answer
 from tests.fakes.llm import FakeLlm

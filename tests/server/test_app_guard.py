@@ -16,9 +16,9 @@ from adr_review.adapters.index_open import open_index
 from adr_review.adapters.state_sqlite import SqliteStateStore
 from adr_review.core.comments import GUARD_MARKER_PATH
 from adr_review.core.marker import read_marker, without_marker
-from adr_review.pipeline.intake import delivery_record, intake
 from adr_review.pipeline.keys import index_slot
-from adr_review.pipeline.worker import WorkerPool
+from adr_review.pipeline.server.intake import delivery_record, intake
+from adr_review.pipeline.server.worker import WorkerPool
 from tests.entrypoints import test_action as action
 from tests.entrypoints.guard_case import (
     ADDED_LINE,

@@ -16,10 +16,10 @@ from adr_review.adapters.remote_folder import BlobCache, load_remote_folder
 from adr_review.adapters.state_sqlite import SqliteStateStore
 from adr_review.core.results import RetrievalResult
 from adr_review.core.triggers import HELP_TEXT
-from adr_review.pipeline.app_runs import AppDeps, AppExecutor
-from adr_review.pipeline.intake import delivery_record, intake
 from adr_review.pipeline.ports import SyncReport
-from adr_review.pipeline.worker import WorkerConfig, WorkerPool
+from adr_review.pipeline.server.app_runs import AppDeps, AppExecutor
+from adr_review.pipeline.server.intake import delivery_record, intake
+from adr_review.pipeline.server.worker import WorkerConfig, WorkerPool
 from adr_review.prompts import PROMPTS_DIR, PromptFiles
 from tests.fakes.github_server import FakeGitHubServer
 from tests.server.conftest import payload
@@ -287,7 +287,7 @@ def test_base_is_read_from_the_pr_not_the_payload(env: dict[str, Any]) -> None:
 def test_the_app_runs_the_shared_pr_use_case(
     env: dict[str, Any], gh: FakeGitHubServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The plan run calls adr_review.pipeline.pr.plan and each review run pr.run_target: the functions the
+    """The plan run calls adr_review.pipeline.plans.pr.plan and each review run pr.run_target: the functions the
     Action calls inline (tests/entrypoints/test_action.py::test_the_action_runs_the_shared_pr_use_case)."""
     from tests.fakes.spies import record_pr_calls
 

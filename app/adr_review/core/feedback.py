@@ -172,7 +172,7 @@ class Ledger:
     # review replaces the boxes, and the Action's scheduled run must still count them.
     adopted: tuple[str, ...] = ()
     # What its runs cost per UTC month ("2026-12", USD), the latest _MONTHS_KEPT: the Action's monthly
-    # cap adds these up over the repository's comments (app/adr_review/pipeline/budget.py).
+    # cap adds these up over the repository's comments (app/adr_review/pipeline/plans/budget.py).
     spend: tuple[tuple[str, float], ...] = ()
 
     def add(self, rev: Revision, month: str | None = None) -> Ledger:

@@ -83,7 +83,7 @@ COVERING_SECTIONS = ("risks", "consequences", "alternatives", "decision", "rollb
 MIN_SUBJECT_OVERLAP = 0.35
 # The lower edge of the band where the terms cannot tell, [UNSURE_SUBJECT_OVERLAP, MIN_SUBJECT_OVERLAP):
 # a claim in a covering section scoring there is asked of an independent check call (CoVe-style,
-# app/adr_review/pipeline/blindspot_cover.py) instead of being rejected outright. Chosen on the same
+# app/adr_review/pipeline/adr/blindspot_cover.py) instead of being rejected outright. Chosen on the same
 # golden pairs: 17 of the 78 off-subject pairs score >= 0.20 (3 >= 0.25, at most 0.333), the 61 below
 # it are far from any held one (all >= 0.60), so the band holds the near misses and nothing that is
 # plainly off; below it the code rejects, above the threshold it accepts, with no call either way.

@@ -1,6 +1,6 @@
 """The guard: which accepted decisions a code change touches, and the verbatim evidence for each. Pure.
 
-Three steps, each a function here; the use case (app/adr_review/pipeline/guard.py) runs them around the index:
+Three steps, each a function here; the use case (app/adr_review/pipeline/code_guard/guard.py) runs them around the index:
 
 1. `build_query`: what the change says, as one retrieval query: the PR title and body, the dependency
    names its manifests add or remove (app/adr_review/core/manifests.py), the words of its changed paths, and

@@ -301,7 +301,7 @@ def render_guard(
     """The guard's comment (templates/guard.md.j2), or its one-line silent note when nothing is
     implicated; `cleared`: the text that replaces an earlier guard comment when nothing is implicated
     any more. Language: forced, else Japanese only when every implicated ADR is Japanese. `check`:
-    the model check's result (app/adr_review/pipeline/guard_check.py GuardCheckResult), if one ran."""
+    the model check's result (app/adr_review/pipeline/code_guard/guard_check.py GuardCheckResult), if one ran."""
     if language in LANGUAGES:
         lang = str(language)
     else:

@@ -232,7 +232,7 @@ class BlindSpotResult:
     # guards: "no blind spots found" is said only when this is 0 and nothing is listed as unverified.
     raised_count: int = 0
     # (characters the critics and the Judge were sent, the ADR's length) when the ADR was longer than
-    # what they are sent (app/adr_review/pipeline/blindspot_nodes.py MAX_ADR_CHARS): the comment says so.
+    # what they are sent (app/adr_review/pipeline/adr/blindspot_nodes.py MAX_ADR_CHARS): the comment says so.
     adr_cut: tuple[int, int] | None = None
 
     @property

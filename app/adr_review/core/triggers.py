@@ -203,7 +203,7 @@ def decide_screened(event: Event, *, review_drafts: bool = False, permission: st
         return Decision(
             "deny",
             f"adr-review: {event.sender.login} ({event.author_association}) may not run commands; nothing run.",
-            react=True,  # 😕, and the reply once per user and PR (app/adr_review/pipeline/carry_out.py::respond)
+            react=True,  # 😕, and the reply once per user and PR (app/adr_review/pipeline/plans/carry_out.py::respond)
             reply=DENIED_TEXT.format(login=event.sender.login),
         )
     if command.kind == "dismiss":

@@ -1,7 +1,7 @@
 """`adr-review action`: the GitHub Action, wiring from the runner to the shared use case.
 
 The runner's environment and inputs are read (action_env), the adapters composed, the event planned
-(app/adr_review/pipeline/pr.py) and the plan carried out (app/adr_review/pipeline/carry_out.py) with the Inline lifecycle:
+(app/adr_review/pipeline/plans/pr.py) and the plan carried out (app/adr_review/pipeline/plans/carry_out.py) with the Inline lifecycle:
 the reviews run here, with their run rows in the cache folder's state store ($GITHUB_WORKSPACE/
 .adr-review, restored by actions/cache). The outcome is reported through the runner's file commands
 (workflow_commands.StepReport). Everything external is injectable for the tests.
@@ -36,10 +36,10 @@ from adr_review.entrypoints.action_env import (
 )
 from adr_review.entrypoints.llm_auth import AuthWatches, refused_message
 from adr_review.entrypoints.workflow_commands import Reporter, StepReport, md_text, report_sync
-from adr_review.pipeline import pr
-from adr_review.pipeline.budget import Budget, PublishedMonth
-from adr_review.pipeline.carry_out import carry_out
-from adr_review.pipeline.inline import Inline
+from adr_review.pipeline.plans import pr
+from adr_review.pipeline.plans.budget import Budget, PublishedMonth
+from adr_review.pipeline.plans.carry_out import carry_out
+from adr_review.pipeline.plans.inline import Inline
 from adr_review.pipeline.ports import GitHubError, InfrastructureError
 
 log = logging.getLogger("adr-review.action")

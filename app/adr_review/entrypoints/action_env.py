@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from adr_review.config import REPO_CONFIG_PATH, PromptOverride, RepoConfig, RepoConfigError
 from adr_review.core.triggers import ChangedFile, Event
-from adr_review.pipeline.folders import FolderCache, Notify
+from adr_review.pipeline.plans.folders import FolderCache, Notify
 from adr_review.pipeline.ports import (
     AdrIndex,
     GitHubPort,

@@ -1,4 +1,4 @@
-"""`GET /report` and `GET /report.png` on the App's server: the feedback report (app/adr_review/pipeline/report.py)
+"""`GET /report` and `GET /report.png` on the App's server: the feedback report (app/adr_review/pipeline/reporting/report.py)
 for the operator and whoever they give the token to.
 
 Off unless the operator sets a token (ADR_REVIEW_REPORT_TOKEN, read by `adr-review serve`): the report
@@ -26,7 +26,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from adr_review.core.report import MIN_SHOWN, report_dict
-from adr_review.pipeline.report import DEFAULT_DAYS, Window, report_for
+from adr_review.pipeline.reporting.report import DEFAULT_DAYS, Window, report_for
 from adr_review.pipeline.state_ports import FeedbackLog
 
 log = logging.getLogger("adr_review.server")

@@ -5,7 +5,7 @@ The webhook does only what must happen before GitHub gets its answer: read the r
 a body is buffered before its signature can be checked, so the cap and the server's concurrency limit,
 `adr-review serve`, bound what unauthenticated requests can make us hold), verify
 `X-Hub-Signature-256`, screen the event, and store the delivery with the runs it implies in one
-transaction; the review itself runs on the worker threads (app/adr_review/pipeline/worker.py). Answers:
+transaction; the review itself runs on the worker threads (app/adr_review/pipeline/server/worker.py). Answers:
 401 bad or missing signature (nothing stored) · 400 missing delivery headers or a body that is not JSON
 · 413 body over the cap · 204 an event or action we do not handle · 202 stored (or a duplicate of a stored
 delivery: `"duplicate": true`, nothing new queued) · 503 the store stayed unavailable through the retries
@@ -31,9 +31,9 @@ from starlette.routing import Route
 
 from adr_review.core.webhook_signature import verify
 from adr_review.entrypoints.report_http import report_routes
-from adr_review.pipeline.intake import delivery_record, intake
 from adr_review.pipeline.ports import RunQueue
-from adr_review.pipeline.queue import Accepted, Delivery, RunSpec
+from adr_review.pipeline.server.intake import delivery_record, intake
+from adr_review.pipeline.server.queue import Accepted, Delivery, RunSpec
 from adr_review.pipeline.state_ports import FeedbackLog
 
 log = logging.getLogger("adr_review.server")

@@ -1,6 +1,6 @@
 """Reporting through the runner's file commands: `::error` / `::warning` annotations on stdout, the job
 summary ($GITHUB_STEP_SUMMARY) and the outputs ($GITHUB_OUTPUT, `name<<DELIM` blocks). StepReport is
-the Action's PlanReport (app/adr_review/pipeline/carry_out.py): where each outcome of a plan shows on the run."""
+the Action's PlanReport (app/adr_review/pipeline/plans/carry_out.py): where each outcome of a plan shows on the run."""
 
 from __future__ import annotations
 
@@ -14,12 +14,12 @@ from dataclasses import dataclass
 from typing import Protocol, TextIO
 
 from adr_review.core.results import Review
-from adr_review.pipeline.carry_out import RECENT_ANSWERS_S
-from adr_review.pipeline.guard_run import GuardOutcome
+from adr_review.pipeline.code_guard.guard_run import GuardOutcome
 from adr_review.pipeline.keys import link_base
+from adr_review.pipeline.plans.carry_out import RECENT_ANSWERS_S
+from adr_review.pipeline.plans.pr import Plan, Published, Target
 from adr_review.pipeline.ports import FeedbackLog, GitHubError, SyncReport
-from adr_review.pipeline.pr import Plan, Published, Target
-from adr_review.pipeline.report import report_markdown
+from adr_review.pipeline.reporting.report import report_markdown
 
 
 class RunnerFiles(Protocol):

@@ -74,7 +74,7 @@ def run_case(
 ) -> dict[str, Any]:
     """One case through the guard; the record the report and the calibration read."""
     from adr_review.adapters.index_open import ensure_synced, open_index_for
-    from adr_review.pipeline.guard import run_guard
+    from adr_review.pipeline.code_guard.guard import run_guard
 
     folder_dir = work / case.repo.replace("/", "__") / case.folder.replace("/", "__")
     write_folder(adr_files_at(git_dir, case.parent, case.folder), folder_dir)

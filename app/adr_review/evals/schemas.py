@@ -19,20 +19,20 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from adr_review.pipeline.answer_schema import output_schema
-from adr_review.pipeline.blindspot import CRITIC_PROMPTS, JUDGE_PROMPT
-from adr_review.pipeline.blindspot_answers import (
+from adr_review.pipeline.adr.blindspot import CRITIC_PROMPTS, JUDGE_PROMPT
+from adr_review.pipeline.adr.blindspot_answers import (
     AdjacentDomainAnswer,
     CoverCheckAnswer,
     DevilsAdvocateAnswer,
     JudgeAnswer,
     PremortemAnswer,
 )
-from adr_review.pipeline.blindspot_cover import COVER_CHECK_PROMPT
-from adr_review.pipeline.guard_answer import GuardCheckAnswer
-from adr_review.pipeline.guard_check import PROMPT_NAME as GUARD_CHECK_PROMPT
-from adr_review.pipeline.recall import PROMPT_NAME as RECALL_PROMPT
-from adr_review.pipeline.recall_answer import RecallAnswer
+from adr_review.pipeline.adr.blindspot_cover import COVER_CHECK_PROMPT
+from adr_review.pipeline.adr.recall import PROMPT_NAME as RECALL_PROMPT
+from adr_review.pipeline.adr.recall_answer import RecallAnswer
+from adr_review.pipeline.answer_schema import output_schema
+from adr_review.pipeline.code_guard.guard_answer import GuardCheckAnswer
+from adr_review.pipeline.code_guard.guard_check import PROMPT_NAME as GUARD_CHECK_PROMPT
 from adr_review.prompts import PROMPTS_DIR
 
 SCHEMA_FILE = "output_schema.json"

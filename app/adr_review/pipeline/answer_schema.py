@@ -1,7 +1,7 @@
 """The JSON schema a model is given for its answer, generated from the pydantic answer model.
 
-Each answer's shape is defined once, by its model (app/adr_review/pipeline/blindspot_answers.py,
-app/adr_review/pipeline/recall_answer.py). `prompts/<name>/output_schema.json` is this function's output,
+Each answer's shape is defined once, by its model (app/adr_review/pipeline/adr/blindspot_answers.py,
+app/adr_review/pipeline/adr/recall_answer.py). `prompts/<name>/output_schema.json` is this function's output,
 committed because the prompt hash and the golden keys read the file; `python -m adr_review.evals.schemas
 --write` regenerates it and tests/evals/test_output_schemas.py fails when the two differ.
 

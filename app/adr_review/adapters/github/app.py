@@ -191,7 +191,7 @@ class HookDelivery:
 
 
 class AppDeliveries:
-    """The DeliveriesApi of app/adr_review/pipeline/catchup.py over the App's JWT requester (PyGithub wraps the
+    """The DeliveriesApi of app/adr_review/pipeline/server/catchup.py over the App's JWT requester (PyGithub wraps the
     hook deliveries of repositories and organisations, not the App's own)."""
 
     def __init__(self, requester: Requester, retrier: Retrier, *, per_page: int = 100, max_pages: int = 10):

@@ -132,7 +132,7 @@ class GitHubClients:
             return auth
 
     def deliveries(self, *, per_page: int = 100) -> AppDeliveries:
-        """The App's hook deliveries (app/adr_review/pipeline/catchup.py's DeliveriesApi)."""
+        """The App's hook deliveries (app/adr_review/pipeline/server/catchup.py's DeliveriesApi)."""
         if self._integration is None:
             raise GitHubError("list hook deliveries", "no GitHub App credentials (ADR_REVIEW_APP_ID + key)")
         from adr_review.adapters.github.app import AppDeliveries

@@ -6,7 +6,7 @@ for a webhook delivery sends its id in `X-GitHub-Delivery` on every request. Eve
 one retry policy (retry.py); a 401 with an installation token drops the token and tries once more.
 
 Comments: one per ADR, found by the hidden marker the renderer writes (the rules: app/adr_review/core/comments.py;
-the upsert over them: app/adr_review/pipeline/publish.py). Only comments written by the
+the upsert over them: app/adr_review/pipeline/plans/publish.py). Only comments written by the
 identity of these credentials count as ours (the App's bot user `<slug>[bot]`, the Action token's user,
 `github-actions[bot]` for GITHUB_TOKEN): another bot's or a collaborator's comment that carries our
 marker is never edited, so nobody can capture the review of an ADR, nor block it with a comment we may

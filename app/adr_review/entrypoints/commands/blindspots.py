@@ -118,7 +118,7 @@ def _recall(
     adr: Adr, adr_dir: Path, index_dir: Path | None, llm: LlmPort, config: RepoConfig, settings: Settings
 ) -> tuple[RecallResult | None, list[str]]:
     """Recall over the folder's (incrementally synced) index, or None with the reason when it cannot open."""
-    from adr_review.pipeline.recall import run_recall
+    from adr_review.pipeline.adr.recall import run_recall
     from adr_review.prompts import packaged
 
     notes: list[str] = []
@@ -140,7 +140,7 @@ def _recall(
 def _blindspots(
     adr: Adr, recall: RecallResult | None, llm: LlmPort, config: RepoConfig, seed: int | None
 ) -> BlindSpotResult:
-    from adr_review.pipeline.blindspot import run_blindspots
+    from adr_review.pipeline.adr.blindspot import run_blindspots
     from adr_review.pipeline.structured import StepOverrides
     from adr_review.prompts import packaged
 

@@ -1,10 +1,10 @@
 """`adr-review guard --adr-dir DIR --diff FILE [--title TEXT] [--body TEXT] [--json] [--offline]`
 
-The accepted decisions of DIR that a code change touches (app/adr_review/pipeline/guard.py), printed as the
+The accepted decisions of DIR that a code change touches (app/adr_review/pipeline/code_guard/guard.py), printed as the
 comment the guard would post, or a one-line note when it stays silent (the usual answer). --diff is
 a unified diff (`git diff`, `git show`, a pull request's .diff); `-` reads it from stdin. With an API
 key (the provider and key handling of `adr-review review`) each listed decision is checked by the
-model (prompts/guard-check, app/adr_review/pipeline/guard_check.py); --offline, or no key, lists them
+model (prompts/guard-check, app/adr_review/pipeline/code_guard/guard_check.py); --offline, or no key, lists them
 without a model. A refused key prints the error and exits 1 (the comment still prints, degraded).
 --json prints {"decisions": [...], "silent_reason", "floor", "pool_size", "budget", "ignored",
 "dropped", "candidates", "check"}; `decisions` is the list the comment shows (empty when silent), each
@@ -32,8 +32,8 @@ from adr_review.entrypoints.commands.common import (
 if TYPE_CHECKING:
     from adr_review.core.guard import Implicated
     from adr_review.core.guard_check import GuardVerdict
-    from adr_review.pipeline.guard import GuardResult
-    from adr_review.pipeline.guard_check import GuardCheckResult
+    from adr_review.pipeline.code_guard.guard import GuardResult
+    from adr_review.pipeline.code_guard.guard_check import GuardCheckResult
 
 PROG = "adr-review guard"
 
@@ -153,8 +153,8 @@ def run(args: argparse.Namespace) -> int:
         return 2
     from adr_review.config import Settings
     from adr_review.core.render import render_guard
-    from adr_review.pipeline.guard import run_guard
-    from adr_review.pipeline.guard_check import PROMPT_NAME
+    from adr_review.pipeline.code_guard.guard import run_guard
+    from adr_review.pipeline.code_guard.guard_check import PROMPT_NAME
     from adr_review.pipeline.structured import StepOverrides
     from adr_review.prompts import packaged
 

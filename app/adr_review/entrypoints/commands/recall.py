@@ -212,7 +212,7 @@ def _recall(
     args: argparse.Namespace, proposal: Adr, index: Any, folder: list[Adr], repo: RepoConfig
 ) -> tuple[RecallResult, str | None]:
     """The recall, and what to say when the provider refused the credentials (then exit 1)."""
-    from adr_review.pipeline.recall import run_recall
+    from adr_review.pipeline.adr.recall import run_recall
     from adr_review.process_env import process_settings
     from adr_review.prompts import packaged
 

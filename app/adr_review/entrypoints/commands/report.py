@@ -92,7 +92,7 @@ def run(args: argparse.Namespace) -> int:
 def _run(args: argparse.Namespace, store: Any, window: Any) -> int:
     from adr_review.core.render import render_report
     from adr_review.core.report import report_dict
-    from adr_review.pipeline.report import report_for
+    from adr_review.pipeline.reporting.report import report_for
 
     report = report_for(store, args.repo, window, min_shown=args.min_findings)
     if args.format == "json":
@@ -161,7 +161,7 @@ def open_report_store(spec: str | None) -> Any:
 
 
 def _window(args: argparse.Namespace, now: float) -> Any:
-    from adr_review.pipeline.report import DEFAULT_DAYS, Window
+    from adr_review.pipeline.reporting.report import DEFAULT_DAYS, Window
 
     if args.since:
         since = _instant(args.since, "--since", end_of_day=False)

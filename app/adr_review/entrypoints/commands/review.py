@@ -95,9 +95,9 @@ def run(args: argparse.Namespace) -> int:
 
     from adr_review.core.render import render_comment
     from adr_review.core.serde import review_to_dict
+    from adr_review.pipeline.adr.review import ReviewDeps, ReviewTarget, review_adr
     from adr_review.pipeline.checkpoint import memo_for
     from adr_review.pipeline.ports import no_memo
-    from adr_review.pipeline.review import ReviewDeps, ReviewTarget, review_adr
     from adr_review.prompts import packaged
 
     index_dir, state_file = store_paths(args.store, args.index_dir)
@@ -211,7 +211,7 @@ def _index(
     whole review failing."""
     from adr_review.adapters.adr_files import load_adr_folder
     from adr_review.adapters.index_open import ensure_synced, open_index_for
-    from adr_review.pipeline.folders import UnavailableIndex
+    from adr_review.pipeline.plans.folders import UnavailableIndex
 
     try:
         index = open_index_for(adr_dir, index_dir or settings.store_dir, config=config.retrieval)

@@ -30,9 +30,9 @@ if TYPE_CHECKING:
     from adr_review.config import AppSettings, RepoConfig, Settings
     from adr_review.core.adr import Adr
     from adr_review.core.results import RetrievalResult
-    from adr_review.pipeline.app_runs import AppExecutor
     from adr_review.pipeline.ports import AdrIndex, GitHubPort, Locks, StateStore, SyncReport
-    from adr_review.pipeline.worker import WorkerPool
+    from adr_review.pipeline.server.app_runs import AppExecutor
+    from adr_review.pipeline.server.worker import WorkerPool
 
 log = logging.getLogger("adr_review.serve")
 
@@ -110,7 +110,7 @@ def run(args: argparse.Namespace) -> int:
         return 2
 
     if workers > 0:
-        from adr_review.pipeline.worker import lease_problem
+        from adr_review.pipeline.server.worker import lease_problem
 
         problem = lease_problem(lease_ttl, shutdown_wait)
         if problem is not None:
@@ -130,7 +130,7 @@ def run(args: argparse.Namespace) -> int:
 
     pool = None
     if workers > 0:
-        from adr_review.pipeline.worker import WorkerConfig, WorkerPool
+        from adr_review.pipeline.server.worker import WorkerConfig, WorkerPool
 
         executor = _executor(settings, base, store, auth, max_attempts)
         pool = WorkerPool(
@@ -262,8 +262,8 @@ def _catch_up(
     if auth is None or not auth.has_app:
         log.info("catch_up_skipped", extra={"why": "no App credentials (ADR_REVIEW_APP_ID + private key)"})
         return
-    from adr_review.pipeline.catchup import CatchUp, CatchUpReport, keep_catching_up
-    from adr_review.pipeline.worker import default_owner
+    from adr_review.pipeline.server.catchup import CatchUp, CatchUpReport, keep_catching_up
+    from adr_review.pipeline.server.worker import default_owner
 
     passes = 0
 
@@ -288,7 +288,7 @@ def _executor(
 ) -> AppExecutor:
     from adr_review.adapters.llm import make_llm
     from adr_review.adapters.remote_folder import BlobCache, load_remote_folder
-    from adr_review.pipeline.app_runs import AppDeps, AppExecutor
+    from adr_review.pipeline.server.app_runs import AppDeps, AppExecutor
     from adr_review.prompts import packaged
 
     api_url = settings.github_api_url
@@ -344,8 +344,8 @@ class _LockedIndex:
             self._lock = _LockedIndex._locks.setdefault(slot, threading.Lock())
 
     def sync(self, adrs: Sequence[Adr]) -> SyncReport:
-        from adr_review.pipeline.locks import StoreLocks
-        from adr_review.pipeline.worker import default_owner
+        from adr_review.pipeline.server.locks import StoreLocks
+        from adr_review.pipeline.server.worker import default_owner
 
         held = StoreLocks(self._store, f"{default_owner()}:{threading.get_ident()}", wait_s=900.0)
         with self._lock, held(f"index:{self._slot}"):

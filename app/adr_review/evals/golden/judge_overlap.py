@@ -19,7 +19,7 @@ from adr_review.core.finding_checks import MIN_SUBJECT_OVERLAP, subject_overlap
 from adr_review.core.results import Finding
 from adr_review.evals.golden.cases import golden_dir, load_cases, load_recording
 from adr_review.evals.golden.suite_blindspot import BlindSpotSuite
-from adr_review.pipeline.blindspot import JUDGE_PROMPT
+from adr_review.pipeline.adr.blindspot import JUDGE_PROMPT
 from adr_review.prompts import PROMPTS_DIR, PromptFiles
 
 _FINDINGS = re.compile(r"<critic_findings>\s*(.*?)\s*</critic_findings>", re.DOTALL)

@@ -24,7 +24,7 @@ from adr_review.evals.golden.scoring import (
     step_failure,
     summed,
 )
-from adr_review.pipeline.blindspot import CRITIC_PROMPTS, JUDGE_PROMPT, run_blindspots
+from adr_review.pipeline.adr.blindspot import CRITIC_PROMPTS, JUDGE_PROMPT, run_blindspots
 from adr_review.pipeline.ports import LlmError, LlmRequest, LlmResponse
 from adr_review.prompts import CONSTITUTION_FILE, Prompt, PromptFiles
 

@@ -19,8 +19,8 @@ from adr_review.core.finding_checks import JudgeExclusions, judge_exclusions, se
 from adr_review.core.results import Finding, Usage
 from adr_review.evals.golden.cases import LIBRARY_DIR, GoldenCase, GoldenError, load_library_adr
 from adr_review.evals.golden.scoring import AnswerFn, CaseScore, Evaluation, ratio, step_failure, summed
-from adr_review.pipeline.blindspot_cover import COVER_CHECK_PROMPT, CoverChecks, run_cover_checks
-from adr_review.pipeline.blindspot_nodes import NodeContext, base_variables
+from adr_review.pipeline.adr.blindspot_cover import COVER_CHECK_PROMPT, CoverChecks, run_cover_checks
+from adr_review.pipeline.adr.blindspot_nodes import NodeContext, base_variables
 from adr_review.pipeline.ports import LlmError, LlmRequest, LlmResponse, no_memo
 from adr_review.prompts import Prompt, PromptFiles
 

@@ -26,7 +26,7 @@ from adr_review.evals.golden.scoring import (
     step_failure,
     summed,
 )
-from adr_review.pipeline.guard_check import PROMPT_NAME, GuardCheckResult, check_decisions
+from adr_review.pipeline.code_guard.guard_check import PROMPT_NAME, GuardCheckResult, check_decisions
 from adr_review.pipeline.ports import LlmRequest
 from adr_review.prompts import Prompt, PromptFiles
 
@@ -44,7 +44,7 @@ class GuardExpect(BaseModel):
 
 
 class GuardCheckSuite:
-    """guard-check, run through the production check (app/adr_review/pipeline/guard_check.py)."""
+    """guard-check, run through the production check (app/adr_review/pipeline/code_guard/guard_check.py)."""
 
     prompt_name = PROMPT_NAME
     reads: tuple[str, ...] = (f"{LIBRARY_DIR}/*",)

@@ -21,8 +21,8 @@ from adr_review.evals.golden.scoring import (
     step_failure,
     summed,
 )
+from adr_review.pipeline.adr.recall import PROMPT_NAME, run_recall
 from adr_review.pipeline.ports import LlmRequest
-from adr_review.pipeline.recall import PROMPT_NAME, run_recall
 from adr_review.prompts import Prompt, PromptFiles
 
 

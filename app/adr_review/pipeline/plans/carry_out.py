@@ -1,8 +1,8 @@
-"""One plan executor for every entrypoint: what a Plan (app/adr_review/pipeline/pr.py::plan) makes happen, written
+"""One plan executor for every entrypoint: what a Plan (app/adr_review/pipeline/plans/pr.py::plan) makes happen, written
 once. The entrypoints only choose the lifecycle and where the outcome is reported:
 
-  lifecycle   the Action: run the reviews inline (app/adr_review/pipeline/inline.py); the App: enqueue them as
-              review runs (app/adr_review/pipeline/app_runs.py). It also says whether the plan may write (a dry
+  lifecycle   the Action: run the reviews inline (app/adr_review/pipeline/plans/inline.py); the App: enqueue them as
+              review runs (app/adr_review/pipeline/server/app_runs.py). It also says whether the plan may write (a dry
               run, a fork PR's read-only token), and supplies the plan's stage memo and comment lock
               (the App: checkpointed, the store's lock; the Action: the run's own).
   report      the Action: the runner's annotations, job summary and outputs (workflow_commands.py);
@@ -10,12 +10,12 @@ once. The entrypoints only choose the lifecycle and where the outcome is reporte
 
 The table, the same for both (docs/action.md and docs/app.md say where the outcome shows):
   respond        the 👀 / 😕 on a command and the reply (help, denial), each posted once
-  dismiss, feedback   the reviewer's answer recorded (app/adr_review/pipeline/feedback.py)
+  dismiss, feedback   the reviewer's answer recorded (app/adr_review/pipeline/reporting/feedback.py)
   config_error   an invalid repo config: one PR comment (edited in place), then reported (the Action's
                  run fails with an annotation on the file; the App logs it)
   capped         the ADRs left out by limits.max_adrs_per_run: one PR comment with the command
   reindex        every ADR folder at the default branch synced, then reviewers' recent answers read
-  guard          the PR's code against its accepted ADRs, run here (app/adr_review/pipeline/guard_run.py):
+  guard          the PR's code against its accepted ADRs, run here (app/adr_review/pipeline/code_guard/guard_run.py):
                  one guard comment, or none (kind guard; a review plan may carry a guard too)
   review         the targets handed to the lifecycle (inline: reviewed and published; App: enqueued)
 """
@@ -28,21 +28,21 @@ from collections.abc import Sequence
 from typing import Any, Protocol
 
 from adr_review.core.marker import marker
-from adr_review.pipeline import feedback
-from adr_review.pipeline.folders import Notify, log_notice, reindex
-from adr_review.pipeline.guard_run import GuardOutcome, PlanWork, run_plan_guard
-from adr_review.pipeline.locks import LockFactory, no_lock
-from adr_review.pipeline.notices import CAPPED_MARKER_PATH, capped_comment, config_error_comment
+from adr_review.pipeline.code_guard.guard_run import GuardOutcome, PlanWork, run_plan_guard
+from adr_review.pipeline.plans.folders import Notify, log_notice, reindex
+from adr_review.pipeline.plans.notices import CAPPED_MARKER_PATH, capped_comment, config_error_comment
+from adr_review.pipeline.plans.publish import Published, comment_lock_name, upsert_comment
+from adr_review.pipeline.plans.targets import Plan
 from adr_review.pipeline.ports import GitHubError, GitHubPort, StageMemo, StateStore, no_memo
-from adr_review.pipeline.publish import Published, comment_lock_name, upsert_comment
-from adr_review.pipeline.targets import Plan
+from adr_review.pipeline.reporting import feedback
+from adr_review.pipeline.server.locks import LockFactory, no_lock
 
 RECENT_ANSWERS_S = 30 * 86_400  # a re-index reads reviewers' answers on the PRs updated this recently
 
 
 class Lifecycle(PlanWork, Protocol):
     """How a plan's work runs: inline (the Action) or through the queue (the App). Its gh, repo,
-    folders, memo, lock and writes: app/adr_review/pipeline/guard_run.py's PlanWork, what the guard uses."""
+    folders, memo, lock and writes: app/adr_review/pipeline/code_guard/guard_run.py's PlanWork, what the guard uses."""
 
     @property
     def store(self) -> StateStore: ...

@@ -1,5 +1,5 @@
 """The blind-spot DAG's nodes: one critic or the Judge through the StageMemo, their prompt variables
-and the guards on their answers (app/adr_review/pipeline/blindspot.py runs them)."""
+and the guards on their answers (app/adr_review/pipeline/adr/blindspot.py runs them)."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ from adr_review.core.findings import (
 from adr_review.core.perspectives import Perspective
 from adr_review.core.results import INTERNAL_ERROR, BlindSpotResult, Citation, Finding, StageError, Usage
 from adr_review.core.text import fold_whitespace
-from adr_review.pipeline.blindspot_answers import (
+from adr_review.pipeline.adr.blindspot_answers import (
     MAX_ANALOGIES,
     MAX_COUNTER_ARGUMENTS,
     AdjacentDomainAnswer,

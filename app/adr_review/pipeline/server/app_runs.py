@@ -1,8 +1,8 @@
 """What the App's workers execute: a *plan* run per delivery, then one *review* run per changed ADR.
-Both call app/adr_review/pipeline/pr.py and app/adr_review/pipeline/carry_out.py, the same use case and plan executor the
+Both call app/adr_review/pipeline/plans/pr.py and app/adr_review/pipeline/plans/carry_out.py, the same use case and plan executor the
 Action runs inline; only the lifecycle (Enqueue) and the report (PlanLog) are the App's.
 
-plan (key from app/adr_review/pipeline/intake.py), stages:
+plan (key from app/adr_review/pipeline/server/intake.py), stages:
   plan      pr.plan over the stored payload -> checkpoint (the targets with their run keys)
   then carry_out, whose own stages are checkpointed in this run: react / reply (the 👀, the help or
   denial reply), config_error and capped (one PR comment each, upserted), the feedback writes;
@@ -12,7 +12,7 @@ plan (key from app/adr_review/pipeline/intake.py), stages:
   (by the order the pushes arrived: a newer head's runs are never cancelled).
 review (key = the target's run key), stages inside pr.run_target through the worker's memo:
   recall, critic:*, judge, render (checkpointed, so a resumed run posts exactly what it rendered),
-  comment   app/adr_review/pipeline/publish.py under the store's lock of (repo, PR, ADR): still current right
+  comment   app/adr_review/pipeline/plans/publish.py under the store's lock of (repo, PR, ADR): still current right
             before the write, never over a newer head's comment (a crash after the POST finds the
             comment by its marker). A review that finds a newer head's comment is cancelled.
 """
@@ -26,16 +26,16 @@ from dataclasses import dataclass, replace
 
 from adr_review.config import REPO_CONFIG_PATH, RepoConfig
 from adr_review.core.events import read_event
-from adr_review.pipeline import pr
-from adr_review.pipeline.budget import Budget, metered
-from adr_review.pipeline.carry_out import carry_out
-from adr_review.pipeline.folders import FolderCache, LoadFolder, OpenIndex, log_notice
-from adr_review.pipeline.guard_run import GuardOutcome
-from adr_review.pipeline.locks import LockFactory, StoreLocks
+from adr_review.pipeline.code_guard.guard_run import GuardOutcome
+from adr_review.pipeline.plans import pr
+from adr_review.pipeline.plans.budget import Budget, metered
+from adr_review.pipeline.plans.carry_out import carry_out
+from adr_review.pipeline.plans.folders import FolderCache, LoadFolder, OpenIndex, log_notice
+from adr_review.pipeline.plans.publish import Published
 from adr_review.pipeline.ports import GitHubPort, LlmPort, PromptLibrary, RunAbandoned, StageMemo, StateStore
-from adr_review.pipeline.publish import Published
-from adr_review.pipeline.queue import QueueItem, RunSpec
-from adr_review.pipeline.worker import RunContext
+from adr_review.pipeline.server.locks import LockFactory, StoreLocks
+from adr_review.pipeline.server.queue import QueueItem, RunSpec
+from adr_review.pipeline.server.worker import RunContext
 
 log = logging.getLogger(__name__)
 
@@ -214,7 +214,7 @@ class AppExecutor:
 
 @dataclass
 class Enqueue:
-    """The App's lifecycle of a plan (app/adr_review/pipeline/carry_out.py): its own stages checkpointed in the
+    """The App's lifecycle of a plan (app/adr_review/pipeline/plans/carry_out.py): its own stages checkpointed in the
     plan run, its comments under the store's lock, and its reviews queued, each its own run."""
 
     gh: GitHubPort

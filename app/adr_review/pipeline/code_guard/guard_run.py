@@ -1,4 +1,4 @@
-"""The guard of a plan (Plan.guard), written once: carry_out (app/adr_review/pipeline/carry_out.py) runs it
+"""The guard of a plan (Plan.guard), written once: carry_out (app/adr_review/pipeline/plans/carry_out.py) runs it
 in the Action and in the App's plan run alike.
 
   diff      the PR's diff from GitHub (GitHubPort.pull_diff); one GitHub refuses to render (too large:
@@ -7,9 +7,9 @@ in the Action and in the App's plan run alike.
   key       the diff, the ADR folders at the base (their digest), the title and body, the settings
             (app/adr_review/pipeline/keys.py guard_key): our guard comment whose marker carries it is
             left alone, so a push that changes none of them writes nothing and calls nothing
-  guard     app/adr_review/pipeline/guard.py over each ADR folder at the base (the review's index); when
+  guard     app/adr_review/pipeline/code_guard/guard.py over each ADR folder at the base (the review's index); when
             the plan may call a model (Guard.online: a key, not read-only, the caps not reached), the
-            decisions shown are checked by it (app/adr_review/pipeline/guard_check.py), each answer memoised
+            decisions shown are checked by it (app/adr_review/pipeline/code_guard/guard_check.py), each answer memoised
   comment   one per PR (marker GUARD_MARKER_PATH, app/adr_review/core/comments.py), edited in place under
             the comment lock, only while the planned head is still the PR's head; silent: no comment,
             or our earlier one edited to say that no decision is implicated any more
@@ -28,14 +28,14 @@ from adr_review.core.guard import DEFAULT_IGNORE, MAX_SHOWN, ignored
 from adr_review.core.marker import marker
 from adr_review.core.render import render_guard
 from adr_review.core.triggers import ChangedFile, adr_glob_roots, matches_any, select_adrs
-from adr_review.pipeline.folders import FolderCache
-from adr_review.pipeline.guard import run_guard
-from adr_review.pipeline.guard_check import check_decisions
+from adr_review.pipeline.code_guard.guard import run_guard
+from adr_review.pipeline.code_guard.guard_check import check_decisions
 from adr_review.pipeline.keys import folder_digest, guard_key
-from adr_review.pipeline.locks import LockFactory
+from adr_review.pipeline.plans.folders import FolderCache
+from adr_review.pipeline.plans.publish import comment_lock_name, write_comment
+from adr_review.pipeline.plans.targets import Plan
 from adr_review.pipeline.ports import GitHubError, GitHubPort, LlmPort, PromptLibrary, StageMemo
-from adr_review.pipeline.publish import comment_lock_name, write_comment
-from adr_review.pipeline.targets import Plan
+from adr_review.pipeline.server.locks import LockFactory
 
 
 class PlanWork(Protocol):

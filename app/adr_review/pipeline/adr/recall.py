@@ -36,6 +36,7 @@ from adr_review.core.results import (
     Usage,
 )
 from adr_review.core.text import fold_whitespace
+from adr_review.pipeline.adr.recall_answer import answer_problems
 from adr_review.pipeline.ports import (
     AdrIndex,
     InfrastructureError,
@@ -44,7 +45,6 @@ from adr_review.pipeline.ports import (
     StageMemo,
     no_memo,
 )
-from adr_review.pipeline.recall_answer import answer_problems
 from adr_review.pipeline.structured import StepFailed, StepOverrides, build_request, call_prompt, request_key
 from adr_review.prompts import PromptError
 

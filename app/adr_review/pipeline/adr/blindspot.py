@@ -8,7 +8,7 @@ Every finding is checked (app/adr_review/core/findings.py): its quote must be on
 sees it and every ADR it names one it was shown; one that fails is listed apart as unverified, never
 among the findings. A Judge's exclusion holds only when it names a passage of a section that can cover
 a risk, about the finding's subject (app/adr_review/core/finding_checks.py), or the finding is put back (where
-the terms cannot tell, one independent check call per exclusion decides, app/adr_review/pipeline/blindspot_cover.py); the critic
+the terms cannot tell, one independent check call per exclusion decides, app/adr_review/pipeline/adr/blindspot_cover.py); the critic
 findings the Judge neither kept nor claimed as covered are counted as dropped by it, and a finding it
 merged from no critic finding is its own. The critics and the Judge write in `language` (the repo
 setting, else the ADR's own).
@@ -54,9 +54,9 @@ from adr_review.core.perspectives import (
     perspective_weights,
 )
 from adr_review.core.results import BlindSpotResult, Citation, Exclusion, Finding, StageError, Usage
-from adr_review.pipeline.blindspot_cover import NODE as COVER_CHECK
-from adr_review.pipeline.blindspot_cover import run_cover_checks
-from adr_review.pipeline.blindspot_nodes import (
+from adr_review.pipeline.adr.blindspot_cover import NODE as COVER_CHECK
+from adr_review.pipeline.adr.blindspot_cover import run_cover_checks
+from adr_review.pipeline.adr.blindspot_nodes import (
     CRITIC_PROMPTS,
     JUDGE_PROMPT,
     OWN_RISK_SECTIONS,

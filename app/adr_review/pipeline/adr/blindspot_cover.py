@@ -19,8 +19,14 @@ from typing import Any
 from adr_review.core.finding_checks import UnsureClaim
 from adr_review.core.results import INTERNAL_ERROR, StageError, Usage
 from adr_review.core.text import fold_whitespace
-from adr_review.pipeline.blindspot_answers import CoverCheckAnswer
-from adr_review.pipeline.blindspot_nodes import UNTRUSTED_ADR_RULE, NodeContext, as_data, memo_step, meta_int
+from adr_review.pipeline.adr.blindspot_answers import CoverCheckAnswer
+from adr_review.pipeline.adr.blindspot_nodes import (
+    UNTRUSTED_ADR_RULE,
+    NodeContext,
+    as_data,
+    memo_step,
+    meta_int,
+)
 from adr_review.pipeline.ports import InfrastructureError
 from adr_review.pipeline.structured import StepFailed
 from adr_review.prompts import PromptError

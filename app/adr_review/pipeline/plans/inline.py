@@ -1,6 +1,6 @@
-"""The Action's lifecycle of a plan (app/adr_review/pipeline/carry_out.py): the reviews run in this process, one
+"""The Action's lifecycle of a plan (app/adr_review/pipeline/plans/carry_out.py): the reviews run in this process, one
 after the other, each with its run row in the state store (queued -> running -> completed / failed).
-The App's lifecycle is the queue (app/adr_review/pipeline/app_runs.py)."""
+The App's lifecycle is the queue (app/adr_review/pipeline/server/app_runs.py)."""
 
 from __future__ import annotations
 
@@ -9,11 +9,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from adr_review.config import REPO_CONFIG_PATH, RepoConfig
-from adr_review.pipeline import pr
-from adr_review.pipeline.budget import metered
 from adr_review.pipeline.checkpoint import memo_for
-from adr_review.pipeline.folders import FolderCache, Notify, log_notice
-from adr_review.pipeline.locks import LockFactory, no_lock
+from adr_review.pipeline.plans import pr
+from adr_review.pipeline.plans.budget import metered
+from adr_review.pipeline.plans.folders import FolderCache, Notify, log_notice
+from adr_review.pipeline.plans.pr import Plan, Published, RunDeps, Target
 from adr_review.pipeline.ports import (
     GitHubError,
     GitHubPort,
@@ -25,7 +25,7 @@ from adr_review.pipeline.ports import (
     StateStore,
     no_memo,
 )
-from adr_review.pipeline.pr import Plan, Published, RunDeps, Target
+from adr_review.pipeline.server.locks import LockFactory, no_lock
 
 
 @dataclass

@@ -7,7 +7,7 @@ from adr_review.config import RepoConfig
 from adr_review.core.markdown_safe import sanitize_code, sanitize_inline
 from adr_review.core.marker import marker
 from adr_review.core.triggers import PullRequestEvent
-from adr_review.pipeline.targets import Plan
+from adr_review.pipeline.plans.targets import Plan
 
 
 def skip_reason(event: PullRequestEvent, config: RepoConfig) -> str | None:

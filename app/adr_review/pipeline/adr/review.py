@@ -3,7 +3,7 @@
 It computes and nothing else. Stages run through the caller's StageMemo (a stored stage is reused
 instead of recomputed, every attempt recorded: seed 004); the run lifecycle (run rows, leases, states,
 retries) belongs to the caller: inline in the Action and the CLI, the queue in the App
-(app/adr_review/pipeline/pr.py drives both). review_adr never raises for an ADR-level problem: a file that cannot
+(app/adr_review/pipeline/plans/pr.py drives both). review_adr never raises for an ADR-level problem: a file that cannot
 be parsed becomes Review.error (an error comment); model failures degrade inside the stages.
 """
 
@@ -37,7 +37,7 @@ from adr_review.pipeline.structured import StepOverrides
 log = logging.getLogger(__name__)
 
 RecallFn = Callable[..., RecallResult]
-# Why a review runs without a model: no key, an offline run, or the spend cap (app/adr_review/pipeline/budget.py).
+# Why a review runs without a model: no key, an offline run, or the spend cap (app/adr_review/pipeline/plans/budget.py).
 LlmUnavailable = Literal["no_api_key", "offline", "budget_cap"]
 BlindSpotsFn = Callable[..., BlindSpotResult]
 
@@ -80,8 +80,8 @@ class ReviewDeps:
     llm_unavailable_reason: LlmUnavailable = "no_api_key"
     recall_enabled: bool = True  # the process kill switch (Settings.recall_enabled)
     seed: int | None = None  # perspective draw; None: derived from the run key (reproducible)
-    recall_fn: RecallFn | None = None  # None: adr_review.pipeline.recall.run_recall
-    blindspots_fn: BlindSpotsFn | None = None  # None: adr_review.pipeline.blindspot.run_blindspots
+    recall_fn: RecallFn | None = None  # None: adr_review.pipeline.adr.recall.run_recall
+    blindspots_fn: BlindSpotsFn | None = None  # None: adr_review.pipeline.adr.blindspot.run_blindspots
 
 
 # --------------------------------------------------------------------------------------------------
@@ -296,7 +296,7 @@ def error_review(
 def _recall_fn(deps: ReviewDeps) -> RecallFn:
     if deps.recall_fn is not None:
         return deps.recall_fn
-    from adr_review.pipeline.recall import run_recall
+    from adr_review.pipeline.adr.recall import run_recall
 
     return run_recall
 
@@ -304,6 +304,6 @@ def _recall_fn(deps: ReviewDeps) -> RecallFn:
 def _blindspots_fn(deps: ReviewDeps) -> BlindSpotsFn:
     if deps.blindspots_fn is not None:
         return deps.blindspots_fn
-    from adr_review.pipeline.blindspot import run_blindspots
+    from adr_review.pipeline.adr.blindspot import run_blindspots
 
     return run_blindspots

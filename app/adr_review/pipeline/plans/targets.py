@@ -8,7 +8,7 @@ from typing import Any, Literal
 
 from adr_review.config import RepoConfig
 from adr_review.core.triggers import ALL_STAGES
-from adr_review.pipeline.review import ReviewTarget
+from adr_review.pipeline.adr.review import ReviewTarget
 
 
 @dataclass(frozen=True)
@@ -83,7 +83,7 @@ class Target:
 
 @dataclass(frozen=True)
 class GuardTarget:
-    """The ADR guard of one PR head (app/adr_review/pipeline/guard_run.py): its diff is read, and its key
+    """The ADR guard of one PR head (app/adr_review/pipeline/code_guard/guard_run.py): its diff is read, and its key
     computed, when it runs, so a plan stays small enough to checkpoint whatever the diff's size."""
 
     head_sha: str

@@ -9,7 +9,7 @@ that ADR"), and keep the decisions whose evidence passes its floor and whose quo
 (no decision) is the expected answer for most code changes and carries a reason.
 
 With a model (`llm`, and the `prompts` to ask it with), each listed decision is then checked by one call
-(app/adr_review/pipeline/guard_check.py): `GuardResult.check` holds the verified verdicts. Without one
+(app/adr_review/pipeline/code_guard/guard_check.py): `GuardResult.check` holds the verified verdicts. Without one
 (the default) nothing is called and the result is the offline listing.
 """
 
@@ -34,7 +34,7 @@ from adr_review.core.guard import (
 from adr_review.core.guard_features import guard_features
 from adr_review.core.guard_model import GUARD_EVIDENCE
 from adr_review.core.results import Candidate
-from adr_review.pipeline.guard_check import GuardCheckResult, check_decisions
+from adr_review.pipeline.code_guard.guard_check import GuardCheckResult, check_decisions
 from adr_review.pipeline.ports import AdrIndex, LlmPort, PromptLibrary, StageMemo, no_memo
 from adr_review.pipeline.structured import StepOverrides
 

@@ -1,4 +1,4 @@
-"""Publishing one ADR's review: the half of app/adr_review/pipeline/pr.py::run_target that writes, for the Action
+"""Publishing one ADR's review: the half of app/adr_review/pipeline/plans/pr.py::run_target that writes, for the Action
 and the App, with the rules that keep one right comment per ADR under races (issue 16):
 
 already_published  our comment's marker carries this run key: nothing to do, nothing recomputed.
@@ -40,9 +40,8 @@ from adr_review.core.marker import Marker, with_marker, without_marker
 from adr_review.core.render import render_comment
 from adr_review.core.results import Review
 from adr_review.core.serde import review_from_dict, to_dict
-from adr_review.pipeline.budget import month_of
-from adr_review.pipeline.feedback import record_body
-from adr_review.pipeline.locks import LockFactory
+from adr_review.pipeline.plans.budget import month_of
+from adr_review.pipeline.plans.targets import Target
 from adr_review.pipeline.ports import (
     CheckpointStore,
     FeedbackLog,
@@ -51,7 +50,8 @@ from adr_review.pipeline.ports import (
     RepoComment,
     StageMemo,
 )
-from adr_review.pipeline.targets import Target
+from adr_review.pipeline.reporting.feedback import record_body
+from adr_review.pipeline.server.locks import LockFactory
 
 log = logging.getLogger(__name__)
 

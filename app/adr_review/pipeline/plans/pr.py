@@ -1,5 +1,5 @@
 """The pull-request use case, one for every entrypoint: both call `plan`, then carry the plan out with
-app/adr_review/pipeline/carry_out.py (the Action's Inline lifecycle reviews each target with `run_target` in the
+app/adr_review/pipeline/plans/carry_out.py (the Action's Inline lifecycle reviews each target with `run_target` in the
 job; the App's Enqueue stores the targets as review runs, and each review run calls `run_target`).
 Every rule below therefore holds for both, and lives nowhere else:
 
@@ -9,7 +9,7 @@ plan(ctx, gh)  event -> screen (unless the webhook's ack did) -> decision (with 
                with its run key.
 run_target     idempotence (a comment whose marker carries this run key is left alone: no model call)
                -> a stored render is posted as it is, else the base folder and its index -> review
-               -> render -> publish (app/adr_review/pipeline/publish.py: still current? serialised, ours only,
+               -> render -> publish (app/adr_review/pipeline/plans/publish.py: still current? serialised, ours only,
                never over a newer head's comment).
 """
 
@@ -36,11 +36,25 @@ from adr_review.core.triggers import (
     no_adr_summary,
     screen,
 )
-from adr_review.pipeline.folders import FolderCache, Notify, log_notice
-from adr_review.pipeline.guard_run import guarded_files
+from adr_review.pipeline.adr.review import LlmUnavailable, ReviewDeps, ReviewTarget, error_review, review_adr
+from adr_review.pipeline.code_guard.guard_run import guarded_files
 from adr_review.pipeline.keys import folder_digest, link_base
-from adr_review.pipeline.locks import LockFactory, no_lock
-from adr_review.pipeline.notices import CAPPED_MARKER_PATH, capped_comment, config_error_comment, skip_reason
+from adr_review.pipeline.plans.folders import FolderCache, Notify, log_notice
+from adr_review.pipeline.plans.notices import (
+    CAPPED_MARKER_PATH,
+    capped_comment,
+    config_error_comment,
+    skip_reason,
+)
+from adr_review.pipeline.plans.publish import (
+    Published,
+    Rendered,
+    already_published,
+    publish,
+    render,
+    stored_render,
+)
+from adr_review.pipeline.plans.targets import FeedbackAction, GuardTarget, Plan, Target
 from adr_review.pipeline.ports import (
     CheckpointStore,
     FeedbackLog,
@@ -54,16 +68,7 @@ from adr_review.pipeline.ports import (
     StageMemo,
     no_memo,
 )
-from adr_review.pipeline.publish import (
-    Published,
-    Rendered,
-    already_published,
-    publish,
-    render,
-    stored_render,
-)
-from adr_review.pipeline.review import LlmUnavailable, ReviewDeps, ReviewTarget, error_review, review_adr
-from adr_review.pipeline.targets import FeedbackAction, GuardTarget, Plan, Target
+from adr_review.pipeline.server.locks import LockFactory, no_lock
 
 log = logging.getLogger(__name__)
 
@@ -83,7 +88,7 @@ class PrContext:
     adjust: Callable[[RepoConfig], RepoConfig] = lambda c: c
     # Why the month's spend cap stops model calls before the run starts (budget.Budget.blocked), or None.
     spend_blocked: Callable[[RepoConfig], str | None] = lambda c: None
-    # The webhook's acknowledgement screened this delivery already (app/adr_review/pipeline/intake.py): the
+    # The webhook's acknowledgement screened this delivery already (app/adr_review/pipeline/server/intake.py): the
     # screen runs once per delivery, and the plan run's reading of it is the same field map's.
     screened: bool = False
 
@@ -307,7 +312,7 @@ def with_content(target: Target, gh: GitHubPort) -> Target:
 def run_target(
     target: Target, deps: RunDeps, memo: StageMemo = no_memo, *, reused: list[str] | None = None
 ) -> Published:
-    """Review one ADR and publish its comment (app/adr_review/pipeline/publish.py: the writing half and its race
+    """Review one ADR and publish its comment (app/adr_review/pipeline/plans/publish.py: the writing half and its race
     rules). GitHubError propagates (the caller reports or retries)."""
     path = target.adr_path
     done = already_published(target, deps, memo)

@@ -276,7 +276,7 @@ def _covers(value: Any) -> Any:
 
 
 class CoverCheckAnswer(_Answer):
-    # The independent check of an unsure Judge exclusion (app/adr_review/pipeline/blindspot_cover.py):
+    # The independent check of an unsure Judge exclusion (app/adr_review/pipeline/adr/blindspot_cover.py):
     # only "yes" keeps the exclusion; any other label fails validation, which shows the finding.
     model_config = ConfigDict(title="Cover check answer")
     covers: Annotated[

@@ -1,0 +1,1 @@
+"""The ADR guard: the accepted decisions a code change touches."""

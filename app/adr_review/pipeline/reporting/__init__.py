@@ -1,0 +1,1 @@
+"""What reviewers do with the findings, and the report over it."""
