@@ -172,6 +172,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     records = json.loads(args.records.read_text())
     features = [f.strip() for f in args.features.split(",") if f.strip()]
     repos = sorted({r["repo"] for r in records})
+    if len(repos) < 2:
+        print(
+            f"calibrate_guard: leave-one-repository-out needs records of at least 2 repositories, "
+            f"these have {len(repos)} ({', '.join(repos) or 'none'})",
+            file=sys.stderr,
+        )
+        return 2
     held: list[Record] = []
     pooled: dict[str, float] = {}
     for repo in repos:
