@@ -85,3 +85,18 @@ def test_a_model_may_weigh_the_guard_features() -> None:
     assert model.probability(rows["0001-store.md"]) > model.probability(rows["0003-logging.md"])
     with pytest.raises(ValueError, match="unknown"):
         EvidenceModel(intercept=0.0, weights={"diff_size": 1.0})
+
+
+@pytest.mark.parametrize(
+    ("weights", "weighs"),
+    [
+        ({"bm25_z": 1.0}, False),
+        ({"bm25_z": 1.0, "deps": 0.0}, False),  # a zero weight moves nothing
+        ({"bm25_z": 1.0, "margin": -0.2}, True),
+        ({name: 1.0 for name in GUARD_FEATURES}, True),
+    ],
+)
+def test_a_model_weighs_the_guard_features_only_with_a_nonzero_weight(
+    weights: dict[str, float], weighs: bool
+) -> None:
+    assert EvidenceModel(intercept=0.0, weights=weights).weighs(GUARD_FEATURES) is weighs

@@ -118,6 +118,20 @@ def test_a_change_against_an_accepted_decision_lists_it_with_verbatim_evidence(
     assert out["floor"] <= d["evidence"]
 
 
+def test_the_shipped_model_does_not_pay_for_the_guard_features_it_does_not_weigh(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """guard_features reads every ADR of the folder; the shipped model gives those features no weight."""
+    from adr_review.pipeline.code_guard import guard as use_case
+
+    def unused(*_args: object) -> None:
+        raise AssertionError("the guard features were computed for a model that does not weigh them")
+
+    monkeypatch.setattr(use_case, "guard_features", unused)
+    out = as_json(capsys, tmp_path, MONGO, "--title", "Move orders to MongoDB")
+    assert [d["id"] for d in out["decisions"]] == ["ADR-0001"]
+
+
 def test_the_proposed_adr_is_not_enforced(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     out = as_json(capsys, tmp_path, MONGO, "--title", "Move orders to MongoDB")
     assert out["pool_size"] == 4

@@ -73,6 +73,11 @@ class EvidenceModel:
         if not 0.0 <= self.floor <= self.med <= self.high <= 1.0:
             raise ValueError("need 0 <= floor <= med <= high <= 1")
 
+    def weighs(self, names: Sequence[str]) -> bool:
+        """Whether any of these features moves the probability (a feature it does not weigh need
+        not be computed)."""
+        return any(self.weights.get(name) for name in names)
+
     def probability(self, features: Mapping[str, float]) -> float:
         z = self.intercept
         for name, weight in self.weights.items():

@@ -21,7 +21,7 @@ from typing import Any, Literal
 
 from adr_review.core.adr import Adr
 from adr_review.core.diff import DiffFile, parse_diff
-from adr_review.core.evidence import HEAD, Background, EvidenceModel
+from adr_review.core.evidence import GUARD_FEATURES, HEAD, Background, EvidenceModel
 from adr_review.core.guard import (
     DEFAULT_IGNORE,
     GuardQuery,
@@ -108,7 +108,10 @@ def run_guard(
     if not result.candidates or not isinstance(background, dict):
         return silent("no_candidates", retrieval=result.empty_reason)
     bg = Background(**background)
-    head = rerank(result.candidates, bg, model, features=guard_features(result.candidates, bg, query, folder))
+    # the guard's own features read every ADR of the folder: only for a model that weighs them (the
+    # shipped one does not: docs/benchmarks.md, "Size-matched negatives")
+    features = guard_features(result.candidates, bg, query, folder) if model.weighs(GUARD_FEATURES) else None
+    head = rerank(result.candidates, bg, model, features=features)
     decisions, dropped = implicate(head, model, query, folder, redirect)
     check = None
     if llm is not None and prompts is not None and decisions:
