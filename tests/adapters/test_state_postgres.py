@@ -14,7 +14,7 @@ import pytest
 
 from adr_review.adapters.state_postgres import PostgresStateStore, StoreError
 from adr_review.adapters.state_postgres.migrations import MIGRATIONS
-from adr_review.pipeline.server.queue import RunSpec
+from adr_review.pipeline.queue import RunSpec
 
 NAMES = [fn.__name__ for fn in MIGRATIONS]
 

@@ -13,7 +13,7 @@ import pytest
 from adr_review.adapters.state_sqlite import SqliteStateStore, StoreError
 from adr_review.adapters.state_sqlite.migrations import MIGRATIONS
 from adr_review.pipeline.ports import AttemptInfo, InfrastructureError
-from adr_review.pipeline.server.queue import RunSpec
+from adr_review.pipeline.queue import RunSpec
 
 NAMES = [fn.__name__ for fn in MIGRATIONS]
 

@@ -25,7 +25,7 @@ from adr_review.adapters.state_sqlite import SqliteStateStore
 from adr_review.core.results import Usage
 from adr_review.pipeline.checkpoint import memo_for
 from adr_review.pipeline.ports import AttemptInfo, StateStore
-from adr_review.pipeline.server.queue import Delivery, RunSpec
+from adr_review.pipeline.queue import Delivery, RunSpec
 
 REPO = Path(__file__).resolve().parents[2]
 

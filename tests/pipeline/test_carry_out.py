@@ -13,6 +13,7 @@ from adr_review.adapters.state_sqlite import SqliteStateStore
 from adr_review.config import REPO_CONFIG_PATH, RepoConfig
 from adr_review.core.triggers import DENIED_TEXT, HELP_TEXT
 from adr_review.pipeline.checkpoint import memo_for
+from adr_review.pipeline.locks import StoreLocks
 from adr_review.pipeline.plans.carry_out import Lifecycle, carry_out
 from adr_review.pipeline.plans.folders import FolderCache
 from adr_review.pipeline.plans.inline import Inline
@@ -20,7 +21,6 @@ from adr_review.pipeline.plans.notices import CAPPED_MARKER_PATH
 from adr_review.pipeline.plans.publish import Published
 from adr_review.pipeline.plans.targets import Plan
 from adr_review.pipeline.server.app_runs import Enqueue
-from adr_review.pipeline.server.locks import StoreLocks
 from adr_review.prompts import packaged
 from tests.fakes.github_port import MemoryGitHub
 

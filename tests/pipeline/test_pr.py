@@ -449,7 +449,7 @@ def test_the_action_month_falls_back_to_the_cache_when_comments_cannot_be_read()
 
 
 def store_locks(store: SqliteStateStore, owner: str) -> Any:
-    from adr_review.pipeline.server.locks import StoreLocks
+    from adr_review.pipeline.locks import StoreLocks
 
     return StoreLocks(store, owner, poll_s=0.01)
 

@@ -32,7 +32,7 @@ from typing import Any
 from adr_review.adapters.state_sqlite import SqliteStateStore
 from adr_review.cli import main
 from adr_review.pipeline.ports import StageMemo
-from adr_review.pipeline.server.queue import QueueItem
+from adr_review.pipeline.queue import QueueItem
 from adr_review.pipeline.server.worker import RunContext
 
 Hook = Callable[[str, str, QueueItem], None]

@@ -310,7 +310,7 @@ def test_catch_up_redelivers_what_failed_while_we_were_down(
     for row in gh.state()["deliveries"]:
         assert row["status_code"] == 0
     # `seen` reached us through another path before (we stored it): not asked again.
-    from adr_review.pipeline.server.queue import Delivery
+    from adr_review.pipeline.queue import Delivery
 
     queue.accept_delivery(Delivery("1", seen["guid"], "pull_request", "opened", 1, "o/r", "0", "{}"), [])
     for d in gh.deliveries:  # point the recorded requests at the live sink, as a restarted server
@@ -399,8 +399,8 @@ class Hooks:
 
 
 def test_periodic_passes_read_only_what_is_new_and_ask_once_per_failed_attempt(queue: DeliveryLog) -> None:
+    from adr_review.pipeline.queue import Delivery
     from adr_review.pipeline.server.catchup import CatchUp
-    from adr_review.pipeline.server.queue import Delivery
 
     hooks = Hooks()
     for i in range(20):

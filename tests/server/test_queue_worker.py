@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from adr_review.adapters.state_sqlite import SqliteStateStore
-from adr_review.pipeline.server.queue import QueueItem, RunSpec
+from adr_review.pipeline.queue import QueueItem, RunSpec
 from adr_review.pipeline.server.worker import (
     RunAbandoned,
     RunContext,

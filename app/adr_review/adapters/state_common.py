@@ -11,7 +11,7 @@ from typing import Any
 
 from adr_review.core.results import Usage
 from adr_review.pipeline.ports import ATTEMPT_OUTCOMES, RUN_STATES, TERMINAL_STATES, AttemptRecord, RunRecord
-from adr_review.pipeline.server.queue import QueueItem
+from adr_review.pipeline.queue import QueueItem
 
 ACTIVE = ("queued", "running")
 TERMINAL_SQL = ",".join(f"'{s}'" for s in sorted(TERMINAL_STATES))

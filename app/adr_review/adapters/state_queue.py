@@ -24,7 +24,7 @@ from adr_review.adapters.state_common import (
 )
 from adr_review.adapters.state_sql import SqlTables
 from adr_review.pipeline.ports import TERMINAL_STATES, InfrastructureError
-from adr_review.pipeline.server.queue import Accepted, Delivery, QueueItem, RunSpec
+from adr_review.pipeline.queue import Accepted, Delivery, QueueItem, RunSpec
 
 GUID_CHUNK = 500  # placeholders per IN (...): under SQLite's oldest limit of 999
 

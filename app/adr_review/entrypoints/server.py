@@ -32,8 +32,8 @@ from starlette.routing import Route
 from adr_review.core.webhook_signature import verify
 from adr_review.entrypoints.report_http import report_routes
 from adr_review.pipeline.ports import RunQueue
+from adr_review.pipeline.queue import Accepted, Delivery, RunSpec
 from adr_review.pipeline.server.intake import delivery_record, intake
-from adr_review.pipeline.server.queue import Accepted, Delivery, RunSpec
 from adr_review.pipeline.state_ports import FeedbackLog
 
 log = logging.getLogger("adr_review.server")

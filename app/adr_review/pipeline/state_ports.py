@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from adr_review.core.outcomes import AdrOutcome, FindingOutcome
 from adr_review.core.results import Usage
-from adr_review.pipeline.server.queue import Accepted, Delivery, QueueItem, RunSpec
+from adr_review.pipeline.queue import Accepted, Delivery, QueueItem, RunSpec
 
 if TYPE_CHECKING:  # an annotation only: the ports do not run the ledger's code (nor does the eval need it)
     from adr_review.core.feedback import Ledger

@@ -344,7 +344,7 @@ class _LockedIndex:
             self._lock = _LockedIndex._locks.setdefault(slot, threading.Lock())
 
     def sync(self, adrs: Sequence[Adr]) -> SyncReport:
-        from adr_review.pipeline.server.locks import StoreLocks
+        from adr_review.pipeline.locks import StoreLocks
         from adr_review.pipeline.server.worker import default_owner
 
         held = StoreLocks(self._store, f"{default_owner()}:{threading.get_ident()}", wait_s=900.0)

@@ -31,11 +31,11 @@ from adr_review.core.triggers import ChangedFile, adr_glob_roots, matches_any, s
 from adr_review.pipeline.code_guard.guard import run_guard
 from adr_review.pipeline.code_guard.guard_check import check_decisions
 from adr_review.pipeline.keys import folder_digest, guard_key
+from adr_review.pipeline.locks import LockFactory
 from adr_review.pipeline.plans.folders import FolderCache
 from adr_review.pipeline.plans.publish import comment_lock_name, write_comment
 from adr_review.pipeline.plans.targets import Plan
 from adr_review.pipeline.ports import GitHubError, GitHubPort, LlmPort, PromptLibrary, StageMemo
-from adr_review.pipeline.server.locks import LockFactory
 
 
 class PlanWork(Protocol):

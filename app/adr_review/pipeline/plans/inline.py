@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 from adr_review.config import REPO_CONFIG_PATH, RepoConfig
 from adr_review.pipeline.checkpoint import memo_for
+from adr_review.pipeline.locks import LockFactory, no_lock
 from adr_review.pipeline.plans import pr
 from adr_review.pipeline.plans.budget import metered
 from adr_review.pipeline.plans.folders import FolderCache, Notify, log_notice
@@ -25,7 +26,6 @@ from adr_review.pipeline.ports import (
     StateStore,
     no_memo,
 )
-from adr_review.pipeline.server.locks import LockFactory, no_lock
 
 
 @dataclass

@@ -39,6 +39,7 @@ from adr_review.core.triggers import (
 from adr_review.pipeline.adr.review import LlmUnavailable, ReviewDeps, ReviewTarget, error_review, review_adr
 from adr_review.pipeline.code_guard.guard_run import guarded_files
 from adr_review.pipeline.keys import folder_digest, link_base
+from adr_review.pipeline.locks import LockFactory, no_lock
 from adr_review.pipeline.plans.folders import FolderCache, Notify, log_notice
 from adr_review.pipeline.plans.notices import (
     CAPPED_MARKER_PATH,
@@ -68,7 +69,6 @@ from adr_review.pipeline.ports import (
     StageMemo,
     no_memo,
 )
-from adr_review.pipeline.server.locks import LockFactory, no_lock
 
 log = logging.getLogger(__name__)
 

@@ -40,6 +40,7 @@ from adr_review.core.marker import Marker, with_marker, without_marker
 from adr_review.core.render import render_comment
 from adr_review.core.results import Review
 from adr_review.core.serde import review_from_dict, to_dict
+from adr_review.pipeline.locks import LockFactory
 from adr_review.pipeline.plans.budget import month_of
 from adr_review.pipeline.plans.targets import Target
 from adr_review.pipeline.ports import (
@@ -51,7 +52,6 @@ from adr_review.pipeline.ports import (
     StageMemo,
 )
 from adr_review.pipeline.reporting.feedback import record_body
-from adr_review.pipeline.server.locks import LockFactory
 
 log = logging.getLogger(__name__)
 

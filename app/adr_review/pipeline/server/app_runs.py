@@ -27,14 +27,14 @@ from dataclasses import dataclass, replace
 from adr_review.config import REPO_CONFIG_PATH, RepoConfig
 from adr_review.core.events import read_event
 from adr_review.pipeline.code_guard.guard_run import GuardOutcome
+from adr_review.pipeline.locks import LockFactory, StoreLocks
 from adr_review.pipeline.plans import pr
 from adr_review.pipeline.plans.budget import Budget, metered
 from adr_review.pipeline.plans.carry_out import carry_out
 from adr_review.pipeline.plans.folders import FolderCache, LoadFolder, OpenIndex, log_notice
 from adr_review.pipeline.plans.publish import Published
 from adr_review.pipeline.ports import GitHubPort, LlmPort, PromptLibrary, RunAbandoned, StageMemo, StateStore
-from adr_review.pipeline.server.locks import LockFactory, StoreLocks
-from adr_review.pipeline.server.queue import QueueItem, RunSpec
+from adr_review.pipeline.queue import QueueItem, RunSpec
 from adr_review.pipeline.server.worker import RunContext
 
 log = logging.getLogger(__name__)

@@ -22,7 +22,7 @@ from typing import Any
 
 from adr_review.core.events import ack_event, delivery_facts
 from adr_review.core.triggers import CommentEvent, PullRequestEvent, screen
-from adr_review.pipeline.server.queue import Delivery, RunSpec
+from adr_review.pipeline.queue import Delivery, RunSpec
 
 HANDLED_EVENTS = frozenset({"pull_request", "issue_comment"})
 

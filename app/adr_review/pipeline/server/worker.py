@@ -34,7 +34,7 @@ from typing import Any, Protocol
 
 from adr_review.pipeline.checkpoint import memo_for
 from adr_review.pipeline.ports import InfrastructureError, RunAbandoned, StageMemo, StateStore
-from adr_review.pipeline.server.queue import QueueItem
+from adr_review.pipeline.queue import QueueItem
 
 log = logging.getLogger(__name__)
 
