@@ -11,6 +11,7 @@ import pytest
 import responses
 
 from adr_review.core.comments import GUARD_MARKER_PATH
+from adr_review.core.feedback import without_ledger
 from adr_review.core.marker import read_marker, without_marker
 from tests.entrypoints.guard_case import (
     ADDED_LINE,
@@ -123,7 +124,7 @@ def test_a_push_that_no_longer_implicates_the_decision_edits_the_comment_to_say_
     r = h.run("pull_request", OPENED, inputs=GUARD_ON, edits={"pull_request.head.sha": "d" * 40})
     assert r.code == 0, r.stdout
     [comment] = guard_comments(h)
-    text = without_marker(str(comment["body"]))
+    text = without_ledger(without_marker(str(comment["body"])))  # what a reader sees
     assert "No decision is implicated any more" in text and "ADR-0001" not in text
     assert h.gh.count("POST", r"/comments$") == 1 and h.gh.count("PATCH", r"/comments/") == 1
 

@@ -15,6 +15,7 @@ import responses
 from adr_review.adapters.index_open import open_index
 from adr_review.adapters.state_sqlite import SqliteStateStore
 from adr_review.core.comments import GUARD_MARKER_PATH
+from adr_review.core.feedback import without_ledger
 from adr_review.core.marker import read_marker, without_marker
 from adr_review.pipeline.keys import index_slot
 from adr_review.pipeline.server.intake import delivery_record, intake
@@ -87,7 +88,8 @@ def deliver(
 
 
 def action_guard_text(tmp_path: Path) -> str:
-    """The same PR through the Action (in-memory GitHub, responses): its guard comment, without the marker."""
+    """The same PR through the Action (in-memory GitHub, responses): its guard comment, without the marker
+    and the ledger."""
     with responses.RequestsMock(assert_all_requests_are_fired=False) as rsps:
         gh = FakeGitHub(action.REPO, "master").install(rsps)
         for path, text in {**ADR_FILES, **BASE_CODE}.items():
@@ -101,7 +103,7 @@ def action_guard_text(tmp_path: Path) -> str:
         h.llm.on("guard-check", CHECK_ANSWER)
         assert h.run("pull_request", "pull_request__opened.payload.json", inputs={"guard": "true"}).code == 0
         [body] = [str(c["body"]) for c in gh.comments_on(2)]
-    return without_marker(body)
+    return without_ledger(without_marker(body))
 
 
 def test_the_app_posts_the_guard_comment_the_action_posts(
@@ -112,7 +114,7 @@ def test_the_app_posts_the_guard_comment_the_action_posts(
     [comment] = gh.comments_on(REPO, PR)
     marker = read_marker(comment["body"])
     assert marker is not None and marker.path == GUARD_MARKER_PATH and marker.head == HEAD
-    text = without_marker(comment["body"])
+    text = without_ledger(without_marker(comment["body"]))  # the ledger's run key names the repo and PR
     assert DECISION in text and ADDED_LINE in text and "⚠️ Conflicts" in text  # checked by the model
     assert [i.kind for i in store.items()] == ["plan"]  # no ADR changed: nothing queued for review
     (tmp_path / "action").mkdir()

@@ -26,6 +26,7 @@ from dataclasses import dataclass, replace
 from typing import Literal
 
 from adr_review.core.finding_signature import Signature
+from adr_review.core.guard_check import VERDICTS
 from adr_review.core.markdown_safe import clean
 from adr_review.core.results import Finding
 
@@ -42,6 +43,9 @@ _MONTH = re.compile(r"\d{4}-\d{2}")
 _RUN = re.compile(r"[0-9a-f]{12}")
 _SEVERITIES = frozenset({"critical", "high", "medium", "low"})
 _SLUG = re.compile(r"[a-z0-9_/-]{1,60}")
+# A guard answer as its comment's ledger lists it (app/adr_review/core/guard_view.py answers_shown): the
+# perspective GUARD_PERSPECTIVE and its verdict where a finding has its severity.
+GUARD_PERSPECTIVE = "guard"
 
 
 def finding_id(adr_path: str, finding: Finding) -> str:
@@ -53,11 +57,17 @@ def finding_id(adr_path: str, finding: Finding) -> str:
 
 
 def finding_ids(adr_path: str, findings: Sequence[Finding]) -> tuple[str, ...]:
-    """The ids of findings shown together, distinct (a collision takes the next digits of a re-hash)."""
+    """The ids of findings shown together, distinct (`distinct_ids`)."""
+    return distinct_ids(finding_id(adr_path, f) for f in findings)
+
+
+def distinct_ids(ids: Iterable[str]) -> tuple[str, ...]:
+    """Ids of boxes shown together made distinct: a collision takes the next digits of a re-hash (the
+    findings of one ADR's comment, the answers of the guard's)."""
     seen: set[str] = set()
     out = []
-    for f in findings:
-        fid, salt = finding_id(adr_path, f), 0
+    for fid in ids:
+        salt = 0
         while fid in seen:
             salt += 1
             fid = hashlib.sha256(f"{fid}:{salt}".encode()).hexdigest()[:ID_LEN]
@@ -233,6 +243,12 @@ def shown_of(
     )
 
 
+def guard_shown(fid: str, verdict: str, title: str) -> Shown:
+    """A guard answer as the guard comment's ledger lists it: its verdict where a finding has its
+    severity, GUARD_PERSPECTIVE, and the ADR's id and title (app/adr_review/core/guard_view.py)."""
+    return Shown(fid, verdict, GUARD_PERSPECTIVE, clean(title)[:_TITLE_CAP])
+
+
 LEDGER_CAP = 3_500  # characters of the ledger line at most (render.py leaves room for it)
 
 
@@ -309,7 +325,7 @@ def _ledger(data: Mapping[str, object]) -> Ledger | None:
         shown = []
         for item in r["f"][:50]:
             fid, sev, persp, title = (str(v) for v in item[:4])
-            if _ID.fullmatch(fid) and sev in _SEVERITIES and _SLUG.fullmatch(persp):
+            if _ID.fullmatch(fid) and _kind_ok(sev, persp):
                 sig = Signature.from_list(sigs.get(fid))
                 shown.append(Shown(fid, sev, persp, clean(title)[:_TITLE_CAP], sig))
         runs = tuple(str(x) for x in r.get("r", [])[:_RUNS_KEPT] if _RUN.fullmatch(str(x)))
@@ -328,6 +344,12 @@ def _ledger(data: Mapping[str, object]) -> Ledger | None:
         tuple(str(a) for a in adopted[:200] if _ID.fullmatch(str(a))) if isinstance(adopted, list) else (),
         tuple(sorted(spend.items())[-_MONTHS_KEPT:]),
     )
+
+
+def _kind_ok(severity: str, perspective: str) -> bool:
+    if perspective == GUARD_PERSPECTIVE:
+        return severity in VERDICTS
+    return severity in _SEVERITIES and bool(_SLUG.fullmatch(perspective))
 
 
 def without_ledger(body: str) -> str:
@@ -394,7 +416,21 @@ def revision_of(
 ) -> Revision:
     """This review's revision: the findings (shown under `ids`, identified by `sigs`) whose boxes the
     body shows (a size-trimmed comment shows fewer), what it cost, and its run."""
+    return revision(content_sha256, shown_of(ids, findings, sigs), cost_usd, run_key, boxes)
+
+
+def revision(
+    content_sha256: str, shown: Iterable[Shown], cost_usd: float, run_key: str, boxes: Iterable[str]
+) -> Revision:
+    """A comment's revision of what it shows: the items of `shown` whose boxes the body shows, what its
+    run cost, and the run. `content_sha256`: what the comment is about (the ADR's content; the guard's
+    key for the guard comment)."""
     keep = set(boxes)
-    shown = tuple(s for s in shown_of(ids, findings, sigs) if s.id in keep)
     run = hashlib.sha256(run_key.encode()).hexdigest()[:12]
-    return Revision(content_digest(content_sha256), shown, cost_usd, (run,))
+    return Revision(content_digest(content_sha256), tuple(s for s in shown if s.id in keep), cost_usd, (run,))
+
+
+def stamped(body: str, rev: Revision, previous: str | None, month: str | None) -> str:
+    """`body` as published: the boxes the previous comment had ticked ticked again (a re-render keeps
+    them), and its ledger with `rev` added (its cost booked to `month`)."""
+    return with_ledger(carry_ticks(body, adopted_before(previous)), next_ledger(previous, rev, month))

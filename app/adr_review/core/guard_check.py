@@ -171,7 +171,8 @@ def diff_excerpt(
 
 
 def answer_id(v: GuardVerdict) -> str:
-    """The 8 hex digits of a shown answer's Adopted box (app/adr_review/core/feedback.py checkbox): from
-    the ADR's path, the verdict and the two verified quotes, so the same answer keeps its id."""
-    material = "\0".join(("guard", v.path, v.verdict, v.adr_quote, v.diff_quote))
-    return hashlib.sha256(material.encode()).hexdigest()[:8]
+    """The 8 hex digits of a shown answer's Adopted box (app/adr_review/core/feedback.py checkbox), what
+    `/adr-review dismiss` takes: from the ADR's path and the verdict only, so a re-run that gives the
+    same verdict on the same ADR (in other words, or quoting another line) keeps the id, its tick and
+    its dismissal; another verdict is another answer."""
+    return hashlib.sha256("\0".join(("guard", v.path, v.verdict)).encode()).hexdigest()[:8]

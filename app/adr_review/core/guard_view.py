@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from adr_review.core.feedback import checkbox
+from adr_review.core.feedback import Shown, checkbox, distinct_ids, guard_shown
 from adr_review.core.guard import Evidence, Implicated, QueryLine
 from adr_review.core.guard_check import GuardVerdict, answer_id
 from adr_review.core.markdown_safe import untrusted
@@ -32,8 +32,24 @@ def _line(e: Evidence | QueryLine) -> dict[str, Any]:
             "text": untrusted(text)}  # fmt: skip
 
 
-def _verdict(v: GuardVerdict, t: Mapping[str, str]) -> dict[str, Any]:
-    fid = answer_id(v)
+def answer_ids(verdicts: Sequence[GuardVerdict]) -> tuple[str, ...]:
+    """The ids of the answers shown together (`answer_id`, made distinct)."""
+    return distinct_ids(answer_id(v) for v in verdicts)
+
+
+def answers_shown(decisions: Sequence[Implicated], check: Any) -> tuple[Shown, ...]:
+    """The shown answers of `check` (a GuardCheckResult, or None) as the guard comment's ledger lists
+    them (app/adr_review/core/feedback.py guard_shown): under the ids their boxes carry."""
+    if check is None:
+        return ()
+    by_path = {d.adr.path: d.adr for d in decisions}
+    return tuple(
+        guard_shown(fid, v.verdict, f"{a.adr_id}: {a.title}" if (a := by_path.get(v.path)) else v.path)
+        for fid, v in zip(answer_ids(check.shown), check.shown, strict=True)
+    )
+
+
+def _verdict(v: GuardVerdict, fid: str, t: Mapping[str, str]) -> dict[str, Any]:
     return {
         "verdict": v.verdict,
         "label": t.get(f"guard_verdict_{v.verdict}", v.verdict),
@@ -67,6 +83,7 @@ def guard_view(
 ) -> dict[str, Any]:
     t = t or {}
     shown: dict[str, GuardVerdict] = {v.path: v for v in check.shown} if check is not None else {}
+    ids = dict(zip([v.path for v in check.shown], answer_ids(check.shown), strict=True)) if check else {}
     order = [v.path for v in check.shown] if check is not None else []
     ranked = sorted(decisions, key=lambda d: order.index(d.adr.path) if d.adr.path in shown else len(order))
     by_path = {d.adr.path: d.adr for d in decisions}
@@ -94,7 +111,7 @@ def guard_view(
                 "section": untrusted(d.section) if d.section else None,
                 "decision": untrusted(d.decision),
                 "lines": [_line(e) for e in d.lines],
-                "check": _verdict(shown[d.adr.path], t) if d.adr.path in shown else None,
+                "check": _verdict(shown[d.adr.path], ids[d.adr.path], t) if d.adr.path in shown else None,
             }
             for d in ranked
         ],

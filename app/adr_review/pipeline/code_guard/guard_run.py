@@ -17,14 +17,18 @@ in the Action and in the App's plan run alike.
 
 from __future__ import annotations
 
+import hashlib
 import posixpath
+import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
 from adr_review.core.adr_paths import is_adr_candidate
 from adr_review.core.comments import GUARD_MARKER_PATH
+from adr_review.core.feedback import guard_shown, read_ticks, revision, stamped
 from adr_review.core.guard import DEFAULT_IGNORE, MAX_SHOWN, ignored
+from adr_review.core.guard_view import answers_shown
 from adr_review.core.marker import marker
 from adr_review.core.render import render_guard
 from adr_review.core.triggers import ChangedFile, adr_glob_roots, matches_any, select_adrs
@@ -32,10 +36,11 @@ from adr_review.pipeline.code_guard.guard import run_guard
 from adr_review.pipeline.code_guard.guard_check import check_decisions
 from adr_review.pipeline.keys import folder_digest, guard_key
 from adr_review.pipeline.locks import LockFactory
+from adr_review.pipeline.plans.budget import month_of
 from adr_review.pipeline.plans.folders import FolderCache
-from adr_review.pipeline.plans.publish import comment_lock_name, write_comment
+from adr_review.pipeline.plans.publish import comment_lock_name, record_quietly, write_comment
 from adr_review.pipeline.plans.targets import Plan
-from adr_review.pipeline.ports import GitHubError, GitHubPort, LlmPort, PromptLibrary, StageMemo
+from adr_review.pipeline.ports import FeedbackLog, GitHubError, GitHubPort, LlmPort, PromptLibrary, StageMemo
 
 
 class PlanWork(Protocol):
@@ -49,6 +54,14 @@ class PlanWork(Protocol):
 
     @property
     def folders(self) -> FolderCache: ...
+
+    @property
+    def store(self) -> FeedbackLog:
+        """Where the guard comment's ledger and boxes are recorded (app/adr_review/pipeline/reporting/feedback.py)."""
+
+    @property
+    def boxes(self) -> bool:
+        """Record the boxes as the comment shows them (the Action), not only edits seen (the App)."""
 
     @property
     def memo(self) -> StageMemo:
@@ -143,9 +156,11 @@ def run_plan_guard(plan: Plan, lifecycle: PlanWork) -> GuardOutcome:
     writes = lifecycle.writes(plan)
     ours = gh.find_comment(repo, number, GUARD_MARKER_PATH)
     if ours is not None and ours.marker_key == key:
+        record_quietly(lifecycle.store, repo, number, GUARD_MARKER_PATH, ours.body, boxes=lifecycle.boxes)
         return GuardOutcome("unchanged", key, url=ours.html_url)
     found = lifecycle.memo("guard", lambda: _guard(plan, lifecycle, sorted(adrs), diff, notes), key=key)
     decisions, body = tuple(found["decisions"]), str(found["body"])
+    answers = [guard_shown(*a) for a in found.get("answers", [])] if decisions else []
     if not decisions and ours is None:
         return GuardOutcome("silent", key, body=body, note="; ".join(notes))
     if not decisions:  # our earlier comment must not keep a claim the PR no longer makes
@@ -156,9 +171,13 @@ def run_plan_guard(plan: Plan, lifecycle: PlanWork) -> GuardOutcome:
     with lifecycle.lock(comment_lock_name(repo, number, GUARD_MARKER_PATH)):
         if gh.pull_request(repo, number).head_sha != g.head_sha:  # a newer push's run speaks for the PR
             return GuardOutcome("superseded", key, decisions, body)
-        comment, created = write_comment(
-            gh, repo, number, gh.find_comment(repo, number, GUARD_MARKER_PATH), text
-        )
+        existing = gh.find_comment(repo, number, GUARD_MARKER_PATH)
+        previous = existing.body if existing is not None else None
+        # the ledger of what it showed (the diff is what the comment is about), the ticks carried over
+        rev = revision(hashlib.sha256(raw.encode()).hexdigest(), answers, 0.0, key, read_ticks(text))
+        text = stamped(text, rev, previous, month_of(time.time()))
+        comment, created = write_comment(gh, repo, number, existing, text)
+    record_quietly(lifecycle.store, repo, number, GUARD_MARKER_PATH, text, boxes=lifecycle.boxes)
     result: GuardResultKind = "created" if created else ("edited" if decisions else "cleared")
     return GuardOutcome(result, key, decisions, body, comment.html_url, "; ".join(notes))
 
@@ -191,7 +210,12 @@ def _guard(plan: Plan, lifecycle: PlanWork, adrs: list[str], diff: str, notes: l
         pairs = [(d.adr, d.lines) for d, _ in shown]
         check = check_decisions(pairs, query, llm, prompts, title=g.title, memo=lifecycle.memo)
     body = render_guard([d for d, _ in shown], cut, floor, check=check, language=config.language)
-    return {"decisions": [posixpath.join(adr_dir, d.adr.path) for d, adr_dir in shown], "body": body}
+    answers = [[a.id, a.severity, a.title] for a in answers_shown([d for d, _ in shown], check)]
+    return {
+        "decisions": [posixpath.join(adr_dir, d.adr.path) for d, adr_dir in shown],
+        "body": body,
+        "answers": answers,  # the model's shown answers as the ledger lists them (id, verdict, ADR)
+    }
 
 
 __all__ = ["MAX_DIFF_CHARS", "GuardOutcome", "PlanWork", "budget_diff", "guarded_files", "run_plan_guard"]

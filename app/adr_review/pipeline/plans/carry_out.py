@@ -42,7 +42,8 @@ RECENT_ANSWERS_S = 30 * 86_400  # a re-index reads reviewers' answers on the PRs
 
 class Lifecycle(PlanWork, Protocol):
     """How a plan's work runs: inline (the Action) or through the queue (the App). Its gh, repo,
-    folders, memo, lock and writes: app/adr_review/pipeline/code_guard/guard_run.py's PlanWork, what the guard uses."""
+    folders, memo, lock, writes, store and boxes: app/adr_review/pipeline/code_guard/guard_run.py's PlanWork, what the
+    guard uses."""
 
     @property
     def store(self) -> StateStore: ...
@@ -50,10 +51,6 @@ class Lifecycle(PlanWork, Protocol):
     @property
     def config_path(self) -> str:
         """The repo config file (named in the config-error comment)."""
-
-    @property
-    def boxes(self) -> bool:
-        """Record the Adopted boxes as the comment shows them (the Action; the App counts edits)."""
 
     def review(self, plan: Plan) -> Sequence[Published]:
         """The plan's targets reviewed and published (inline), or queued as review runs (then ())."""

@@ -25,16 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from adr_review.core.comments import upsert_step
-from adr_review.core.feedback import (
-    adopted_before,
-    carry_ticks,
-    next_ledger,
-    read_ticks,
-    rename_boxes,
-    revision_of,
-    with_ledger,
-    without_ledger,
-)
+from adr_review.core.feedback import read_ticks, rename_boxes, revision_of, stamped, without_ledger
 from adr_review.core.finding_identity import shown_ids, signature
 from adr_review.core.marker import Marker, with_marker, without_marker
 from adr_review.core.render import render_comment
@@ -225,8 +216,7 @@ def stamp_feedback(
         target.run_key,
         read_ticks(body),
     )
-    ledger = next_ledger(previous, rev, month_of(time.time()))  # its cost, booked to this month
-    return with_ledger(carry_ticks(body, adopted_before(previous)), ledger), ids
+    return stamped(body, rev, previous, month_of(time.time())), ids  # its cost, booked to this month
 
 
 def _same_text(old: str, new: str, review: Review) -> bool:
@@ -240,16 +230,19 @@ def _same_text(old: str, new: str, review: Review) -> bool:
 
 
 def _record(deps: PublishDeps, target: Target, body: str) -> None:
-    """The comment's ledger and boxes into the state store; a store that fails here costs the report
-    one record, never the review its comment."""
-    if deps.feedback is None:
-        return
-    try:
-        record_body(
+    if deps.feedback is not None:
+        record_quietly(
             deps.feedback, target.repo, target.pr, target.adr_path, body, boxes=deps.feedback_from_boxes
         )
+
+
+def record_quietly(store: FeedbackLog, repo: str, pr: int, path: str, body: str, *, boxes: bool) -> None:
+    """A comment of ours (an ADR's, or the guard's: `path` its marker path), its ledger and boxes into
+    the state store; a store that fails here costs the report one record, never the comment."""
+    try:
+        record_body(store, repo, pr, path, body, boxes=boxes)
     except Exception as exc:  # noqa: BLE001 - any store error: logged, the comment stands
-        log.warning("feedback_not_recorded", extra={"path": target.adr_path, "error": str(exc)})
+        log.warning("feedback_not_recorded", extra={"path": path, "error": str(exc)})
 
 
 def _posted(comment: RepoComment, *, created: bool, unchanged: bool = False) -> dict[str, Any]:
@@ -271,6 +264,7 @@ __all__ = [
     "already_published",
     "comment_lock_name",
     "publish",
+    "record_quietly",
     "render",
     "stamp_feedback",
     "stored_render",
