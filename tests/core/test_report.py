@@ -8,6 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from adr_review.core.comments import GUARD_MARKER_PATH
 from adr_review.core.outcomes import AdrOutcome, FindingOutcome
 from adr_review.core.render import render_report
 from adr_review.core.report import MIN_SHOWN, build_report, most_dismissed, report_dict, verdict
@@ -294,3 +295,56 @@ def test_a_mermaid_label_is_never_empty_and_only_plain_characters(text: str) -> 
     label = mermaid_label(text)
     assert label and len(label) <= 40
     assert all(c.isascii() and (c.isalnum() or c in " _./-") for c in label) or label == "?"
+
+
+# ------------------------------------------------------------------------------------------------
+# The guard's answers (issue 28): recorded under the guard comment's marker path, counted apart
+
+
+def guard_answer(i: int, adopted: bool = False, dismissed: bool = False, reason: str = "") -> FindingOutcome:
+    """A guard answer as the store returns it: the verdict as its severity, its ADR as its title."""
+    return FindingOutcome(
+        REPO, 9, GUARD_MARKER_PATH, f"{i:08x}", "conflicts", "guard", f"ADR-000{i}: Use PostgreSQL", T0 + i,
+        adopted=adopted, dismissed=dismissed, dismissed_by="bob" if dismissed else None, reason=reason,
+    )  # fmt: skip
+
+
+GUARD_COMMENT = AdrOutcome(REPO, 9, GUARD_MARKER_PATH, T0, T0, 1, False, 0.0)
+
+
+def test_guard_answers_are_counted_apart_and_move_neither_rate_nor_verdict() -> None:
+    findings = many(10, adopted=1)  # 10 % adopted: the gate would retire
+    guard = [guard_answer(1, adopted=True), guard_answer(2, adopted=True), guard_answer(3, dismissed=True)]
+    alone = build_report([adr()], findings, repo=REPO, since=T0 - 1, until=T0 + DAY)
+    both = build_report([adr(), GUARD_COMMENT], findings + guard, repo=REPO, since=T0 - 1, until=T0 + DAY)
+    assert (both.findings_shown, both.findings_adopted, both.findings_dismissed) == (10, 1, 0)
+    assert (both.acceptance_rate, both.revision_rate, both.verdict) == (
+        alone.acceptance_rate, alone.revision_rate, alone.verdict,
+    )  # fmt: skip
+    assert (both.adrs_reviewed, both.cost_per_adr, both.dismissals) == (1, alone.cost_per_adr, ())
+    g = both.guard
+    assert (g.prs, g.shown, g.adopted, g.dismissed) == (1, 3, 2, 1)
+    assert [d.finding_id for d in g.dismissals] == [f"{3:08x}"]
+    assert report_dict(both)["guard"] == {
+        "prs": 1, "answers_shown": 3, "answers_adopted": 2, "answers_dismissed": 1,
+        "adoption_rate": 2 / 3, "latest_dismissals": [report_dict(both)["guard"]["latest_dismissals"][0]],
+    }  # fmt: skip
+    assert alone.guard.shown == 0 and report_dict(alone)["guard"]["answers_shown"] == 0
+
+
+@pytest.mark.parametrize("language", ["en", "ja"])
+def test_the_markdown_shows_the_guard_in_its_own_section_only_when_it_ran(language: str) -> None:
+    findings = many(10, adopted=1)
+    guard = [guard_answer(1, adopted=True), guard_answer(2, dismissed=True, reason="ADR-0002 was superseded")]
+    md = render_report(
+        build_report([adr(), GUARD_COMMENT], findings + guard, repo=REPO, since=T0 - 1, until=T0 + DAY),
+        language=language,
+    )
+    heading = "### ADR guard answers" if language == "en" else "### ADR ガードの回答"
+    head, section = md.split(heading)
+    assert "(1 of 10)" in head or "10 件中 1 件" in head  # the findings' rate, without the guard's
+    assert "ADR-0002: Use PostgreSQL" in section and "ADR-0002 was superseded" in section
+    assert "| 1 (50 %) |" in section or "| 1 (50%) |" in section  # adopted, dismissed: 1 of 2 each
+    assert "ADR-000" not in head  # no guard answer among the findings' dismissals
+    without = render_report(build_report([adr()], findings, repo=REPO, since=T0 - 1, until=T0 + DAY))
+    assert "ADR guard" not in without

@@ -14,6 +14,7 @@ import yaml
 
 from adr_review.adapters.state_sqlite import SqliteStateStore
 from adr_review.cli import main
+from adr_review.core.comments import GUARD_MARKER_PATH
 from adr_review.core.feedback import Ledger, Revision, Shown
 from adr_review.core.outcomes import FindingOutcome
 from adr_review.evals.golden.cases import RECORDING_SUFFIX, load_cases
@@ -48,6 +49,16 @@ def test_only_dismissals_with_a_reason_become_cases() -> None:
     assert negative_case(FindingOutcome(**{**base.__dict__, "dismissed": True}), "2026-12-01") is None
     made = negative_case(FindingOutcome(**{**base.__dict__, "dismissed": True, "reason": "no"}), "2026-12-01")
     assert made is not None and made.prompt == "blindspot-devils-advocate" and made.data["input"]["seed"] == 0
+
+
+def test_a_dismissed_guard_answer_is_no_blind_spot_case() -> None:
+    """A guard answer's row (the guard comment's marker path, its verdict as severity) is not a finding
+    of a blind-spot prompt: it would otherwise land in blindspot-devils-advocate's golden folder."""
+    answer = FindingOutcome(
+        REPO, PR, GUARD_MARKER_PATH, "abcd1234", "conflicts", "guard", "ADR-0001: Use PostgreSQL", 0.0,
+        dismissed=True, reason="the ADR was superseded",
+    )  # fmt: skip
+    assert negative_case(answer, "2026-12-01") is None
 
 
 @pytest.mark.parametrize(

@@ -15,7 +15,10 @@ What counts, and in which window:
   denominator);
 - a finding both ticked and dismissed counts in both;
 - below `min_shown` findings shown (default 10) the verdict is "not enough data": two findings, one
-  adopted, say nothing about a rule of 20 %.
+  adopted, say nothing about a rule of 20 %;
+- the guard's answers (issue 28: the conflicts its model check showed on code PRs, with their Adopted
+  boxes and dismissals) are counted apart, in `guard`: they are not findings of the blind-spot gate,
+  so they move neither its rates nor its verdict, and the guard comment is not a reviewed ADR.
 """
 
 from __future__ import annotations
@@ -64,6 +67,21 @@ class Dismissal:
 
 
 @dataclass(frozen=True)
+class GuardCounts:
+    """The guard's answers in the window (each in the window it was first shown in)."""
+
+    prs: int  # pull requests whose guard comment was recorded (first written in the window)
+    shown: int  # answers shown with an Adopted box
+    adopted: int
+    dismissed: int
+    dismissals: tuple[Dismissal, ...] = ()  # the latest first, at most LATEST_DISMISSALS
+
+    @property
+    def adoption_rate(self) -> float | None:
+        return _rate(self.adopted, self.shown)
+
+
+@dataclass(frozen=True)
 class Verdict:
     kind: VerdictKind
     reasons: tuple[str, ...] = ()  # retire: which line(s) failed ("acceptance", "revision")
@@ -96,6 +114,7 @@ class Report:
     perspectives: tuple[PerspectiveCount, ...]  # the most dismissed first (only those with a dismissal)
     dismissals: tuple[Dismissal, ...]  # the latest first, at most LATEST_DISMISSALS
     repos: tuple[str, ...]  # the repositories the numbers come from
+    guard: GuardCounts = GuardCounts(0, 0, 0, 0)  # the guard's answers, apart from the findings
 
 
 def _rate(num: int, den: int) -> float | None:
@@ -133,7 +152,9 @@ def build_report(
     min_shown: int = MIN_SHOWN,
     top: int = TOP_PERSPECTIVES,
 ) -> Report:
-    """The report of the outcomes the store read for (repo, [since, until))."""
+    """The report of the outcomes the store read for (repo, [since, until)): the guard's records apart."""
+    guard_adrs, adrs = [a for a in adrs if a.guard], [a for a in adrs if not a.guard]
+    guard, findings = [f for f in findings if f.guard], [f for f in findings if not f.guard]
     shown_keys = {_key(f) for f in findings}
     with_findings = [a for a in adrs if _key(a) in shown_keys]
     revised = sum(1 for a in with_findings if a.revised)
@@ -159,12 +180,23 @@ def build_report(
         verdict=verdict(acceptance, revision, len(findings), min_shown),
         min_shown=min_shown,
         perspectives=most_dismissed(findings, top),
-        dismissals=tuple(
-            Dismissal(f.repo, f.pr, f.path, f.finding_id, f.perspective, f.title, f.dismissed_by, f.reason)
-            for f in sorted(dismissed, key=lambda f: (-f.shown_at, f.repo, f.pr, f.finding_id))
-        )[:LATEST_DISMISSALS],
-        repos=tuple(sorted({a.repo for a in adrs} | {f.repo for f in findings})),
+        dismissals=latest_dismissals(dismissed),
+        repos=tuple(sorted({a.repo for a in (*adrs, *guard_adrs)} | {f.repo for f in (*findings, *guard)})),
+        guard=GuardCounts(
+            prs=len(guard_adrs),
+            shown=len(guard),
+            adopted=sum(1 for f in guard if f.adopted),
+            dismissed=sum(1 for f in guard if f.dismissed),
+            dismissals=latest_dismissals([f for f in guard if f.dismissed]),
+        ),
     )
+
+
+def latest_dismissals(dismissed: Iterable[FindingOutcome]) -> tuple[Dismissal, ...]:
+    return tuple(
+        Dismissal(f.repo, f.pr, f.path, f.finding_id, f.perspective, f.title, f.dismissed_by, f.reason)
+        for f in sorted(dismissed, key=lambda f: (-f.shown_at, f.repo, f.pr, f.finding_id))
+    )[:LATEST_DISMISSALS]
 
 
 def most_dismissed(
@@ -216,6 +248,14 @@ def report_dict(report: Report) -> dict[str, Any]:
             for c in report.perspectives
         ],
         "latest_dismissals": [_dismissal(d) for d in report.dismissals],
+        "guard": {  # apart from the findings: not in the rates or the sunset verdict
+            "prs": report.guard.prs,
+            "answers_shown": report.guard.shown,
+            "answers_adopted": report.guard.adopted,
+            "answers_dismissed": report.guard.dismissed,
+            "adoption_rate": report.guard.adoption_rate,
+            "latest_dismissals": [_dismissal(d) for d in report.guard.dismissals],
+        },
     }
 
 
@@ -241,6 +281,7 @@ __all__ = [
     "MIN_SHOWN",
     "REVISION_LINE",
     "Dismissal",
+    "GuardCounts",
     "PerspectiveCount",
     "Report",
     "Verdict",

@@ -15,7 +15,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from adr_review.core.markdown_safe import clean, untrusted
-from adr_review.core.report import ACCEPTANCE_LINE, REVISION_LINE, Report
+from adr_review.core.report import ACCEPTANCE_LINE, REVISION_LINE, Dismissal, Report
 
 Strings = Mapping[str, str]
 
@@ -109,17 +109,36 @@ def build_report_view(report: Report, t: Strings) -> dict[str, Any]:
             }
             for c in report.perspectives
         ],
-        "dismissals": [
-            {
-                "where": untrusted(f"{d.repo}#{d.pr} {d.path}"),
-                "id": untrusted(d.finding_id),
-                "title": untrusted(d.title),
-                "by": untrusted(d.by or "?"),
-                "reason": untrusted(d.reason) if d.reason.strip() else None,
-            }
-            for d in report.dismissals
-        ],
+        "dismissals": [_dismissal(d, f"{d.repo}#{d.pr} {d.path}") for d in report.dismissals],
+        "guard": _guard(report, t),
         "caps": CAPS,
+    }
+
+
+def _dismissal(d: Dismissal, where: str) -> dict[str, Any]:
+    return {
+        "where": untrusted(where),
+        "id": untrusted(d.finding_id),
+        "title": untrusted(d.title),
+        "by": untrusted(d.by or "?"),
+        "reason": untrusted(d.reason) if d.reason.strip() else None,
+    }
+
+
+def _guard(report: Report, t: Strings) -> dict[str, Any] | None:
+    """The guard's own section; None when no guard comment was recorded in the window (guard off)."""
+    g = report.guard
+    if not g.prs and not g.shown:
+        return None
+    return {
+        "prs": g.prs,
+        "shown": g.shown,
+        "adopted": g.adopted,
+        "dismissed": g.dismissed,
+        "adopted_pct": pct(_share(g.adopted, g.shown), t),
+        "dismissed_pct": pct(_share(g.dismissed, g.shown), t),
+        # a guard answer's row: its verdict is kept as its severity, its ADR as its title
+        "dismissals": [_dismissal(d, f"{d.repo}#{d.pr}") for d in g.dismissals],
     }
 
 

@@ -56,8 +56,9 @@ def _slug(text: str) -> str:
 
 
 def negative_case(f: FindingOutcome, exported_on: str) -> NegativeCase | None:
-    """The case of one dismissed finding with a reason; None for anything else (nothing to learn)."""
-    if not f.dismissed or not f.reason.strip():
+    """The case of one dismissed finding with a reason; None for anything else (nothing to learn: a
+    guard answer is not a blind-spot finding, and the guard's golden cases are its own, prompts/guard-check)."""
+    if f.guard or not f.dismissed or not f.reason.strip():
         return None
     prompt = prompt_for(f.perspective)
     case_id = f"dismissed-{_slug(f.repo)}-{f.pr}-{_slug(f.finding_id)}"
