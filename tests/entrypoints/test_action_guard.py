@@ -17,6 +17,7 @@ from tests.entrypoints.guard_case import (
     ADDED_LINE,
     ADR_FILES,
     BASE_CODE,
+    BUTTON,
     CHECK_ANSWER,
     CHECK_REASON,
     DECISION,
@@ -163,3 +164,62 @@ def test_an_invalid_guard_input_is_a_config_error(h: Harness) -> None:
     open_code_pr(h, MONGO_CHANGE)
     r = h.run("pull_request", OPENED, inputs={"guard": "sometimes"})
     assert r.code == 1 and "guard.enabled" in r.stdout
+
+
+# Reviewers' answers to the guard (as for findings: app/adr_review/pipeline/reporting/feedback.py)
+
+
+def test_a_ticked_guard_box_and_a_dismiss_are_read_as_guard_answers_not_findings(h: Harness) -> None:
+    from adr_review.adapters.state_sqlite import SqliteStateStore
+    from adr_review.core.feedback import read_ticks
+    from tests.fakes.boxes import click_box
+
+    open_code_pr(h, MONGO_CHANGE)
+    run(h)
+    [comment] = guard_comments(h)
+    [answer] = read_ticks(str(comment["body"]))  # the conflict's Adopted box, its id on the line
+    assert f"id `{answer}`" in str(comment["body"])
+    comment["body"] = click_box(str(comment["body"]), answer)
+    body = f"/adr-review dismiss {answer} the store is being replaced anyway"
+    r = h.run("issue_comment", "issue_comment__created.pr-command.json", edits={"comment.body": body})
+    assert r.code == 0, r.stdout
+    assert f"dismissed finding {answer}" in r.stdout and h.gh.reactions == [(COMMAND_COMMENT_ID, "+1")]
+    # the scheduled run reads the box and the command into its store, and its report counts them apart
+    h.gh._new_comment(2, body, login="Codertocat", user_type="User", association="OWNER")
+    r = h.run("schedule", "schedule.json", fresh_runner=True)
+    assert r.code == 0, r.stdout
+    assert "1 review comment(s), 1 dismissal(s)" in r.stdout
+    findings_part, guard_part = r.summary.split("### ADR guard answers (counted apart)")
+    assert "not enough data — 0 findings shown" in findings_part  # the sunset rule sees no finding
+    assert "| Adopted (box ticked) | 1 (100 %) |" in guard_part
+    assert "| Dismissed (`/adr-review dismiss`) | 1 (100 %) |" in guard_part
+    assert "ADR-0001: PostgreSQL as the primary data store" in guard_part
+    with SqliteStateStore(h.tmp / "workspace" / ".adr-review" / "checkpoints.sqlite3") as store:
+        _, outcomes = store.outcomes(None, 0, 2e9)
+    assert [(o.finding_id, o.guard, o.adopted, o.dismissed_by) for o in outcomes] == [
+        (answer, True, True, "Codertocat")
+    ]
+
+
+def test_a_push_with_the_same_verdict_in_other_words_keeps_the_answers_id_and_its_tick(h: Harness) -> None:
+    from adr_review.core.feedback import read_ticks
+    from tests.fakes.boxes import click_box
+
+    open_code_pr(h, MONGO_CHANGE)
+    run(h)
+    [comment] = guard_comments(h)
+    [answer] = read_ticks(str(comment["body"]))
+    comment["body"] = click_box(str(comment["body"]), answer)
+    # a new head that still moves the orders to MongoDB, and the model's conflict quoting another line
+    head = "d" * 40
+    open_code_pr(h, {**MONGO_CHANGE, BUTTON: BASE_CODE[BUTTON].replace("Save", "Store")}, head=head)
+    h.llm.on(
+        "guard-check",
+        {**CHECK_ANSWER, "diff_quote": "MongoClient(url).orders", "reason": "Orders go to MongoDB."},
+    )
+    r = h.run("pull_request", OPENED, inputs=GUARD_ON, edits={"pull_request.head.sha": head})
+    assert r.code == 0, r.stdout
+    [comment] = guard_comments(h)
+    assert "Orders go to MongoDB." in str(comment["body"])  # the new answer is the one shown
+    assert read_ticks(str(comment["body"])) == {answer: True}
+    assert h.gh.count("PATCH", r"/comments/") == 1 and h.llm.counts() == {"guard-check": 2}

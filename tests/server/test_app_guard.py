@@ -133,3 +133,34 @@ def test_a_push_that_changes_nothing_the_guard_reads_writes_nothing(
     assert [i.kind for i in store.items()] == ["plan", "plan"]  # the second plan ran, and found the key
     assert gh.counters["comments_created"] == 1 and gh.counters["comments_edited"] == 0
     assert len(gh.comments_on(REPO, PR)) == 1
+
+
+def test_a_ticked_guard_box_and_a_dismiss_are_recorded_as_guard_answers(
+    app: tuple[FakeGitHubServer, WorkerPool, SqliteStateStore],
+) -> None:
+    """The App reads a guard answer's tick from the edit (by a person with write access) and a
+    `dismiss` of its id, as for findings; the store keeps them under the guard comment, so the report
+    counts them apart from the findings."""
+    from adr_review.core.feedback import read_ticks
+    from adr_review.core.report import build_report
+    from tests.fakes.boxes import click_box
+    from tests.server.test_app_runs import comment_payload, drain, edit_payload
+    from tests.server.test_app_runs import deliver as deliver_event
+
+    gh, pool, store = app
+    deliver(store, pool, "g1")
+    [comment] = gh.comments_on(REPO, PR)
+    [answer] = read_ticks(comment["body"])  # the one conflict's Adopted box
+    before = comment["body"]
+    comment["body"] = after = click_box(before, answer)  # what GitHub holds after alice's click
+    deliver_event(store, "issue_comment", edit_payload(before, after, comment["id"], "alice"), "g2")
+    deliver_event(store, "issue_comment", comment_payload(f"/adr-review dismiss {answer} not ours"), "g3")
+    drain(pool)
+    adrs, outcomes = store.outcomes(REPO, 0, 2e9)
+    assert [(o.finding_id, o.path, o.severity, o.adopted_by, o.dismissed_by, o.reason) for o in outcomes] == [
+        (answer, GUARD_MARKER_PATH, "conflicts", "alice", "alice", "not ours")
+    ]
+    assert outcomes[0].title.startswith("ADR-0001: ") and all(o.guard for o in (*adrs, *outcomes))
+    report = build_report(adrs, outcomes, repo=REPO, since=0, until=2e9)
+    assert (report.findings_shown, report.adrs_reviewed) == (0, 0)
+    assert (report.guard.shown, report.guard.adopted, report.guard.dismissed) == (1, 1, 1)
