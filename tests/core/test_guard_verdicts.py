@@ -8,8 +8,11 @@ import pytest
 
 from adr_review.core.adr import parse_adr
 from adr_review.core.diff import parse_diff
+from adr_review.core.feedback import Ledger
 from adr_review.core.guard import build_query
-from adr_review.core.guard_check import GuardVerdict, arrange, diff_excerpt, verify_answer
+from adr_review.core.guard_check import GuardVerdict, answer_id, arrange, diff_excerpt, verify_answer
+from adr_review.core.results import Usage
+from adr_review.pipeline.code_guard.guard_check import GuardCheckResult
 from tests.entrypoints.test_guard_cli import MONGO
 
 ADR = parse_adr(
@@ -99,3 +102,48 @@ def test_the_diff_excerpt_puts_the_matched_lines_first_and_says_what_it_cut() ->
     assert cut > 0 and text.endswith(f"[... {cut} more changed lines not shown]")
     assert len(text) < 1_100 and text.startswith("### x.py\n+ line number 0 ")
     assert diff_excerpt(lines, budget=10**6)[1] == 0
+
+
+# The answer's id: what its Adopted box, its tick and `/adr-review dismiss` go by
+
+OTHER_WORDS = answer(
+    adr_quote="Every service keeps its data in its own PostgreSQL database on Amazon RDS.",
+    diff_quote="psycopg  # the order service's PostgreSQL database",
+)
+
+
+@pytest.mark.parametrize(
+    ("first", "second", "same"),
+    [
+        (answer(), OTHER_WORDS, True),  # the same verdict on the same ADR, quoting other sentences
+        (answer(), {**answer(), "reason": "Other words.", "confidence": 0.5}, True),
+        (answer(), answer("consistent"), False),  # another verdict is another answer
+    ],
+)
+def test_an_answers_id_is_the_adr_and_the_verdict(
+    first: dict[str, Any], second: dict[str, Any], same: bool
+) -> None:
+    a, b = (verify_answer(ADR, x, LINES) for x in (first, second))
+    assert a.unverified is None and b.unverified is None
+    assert (answer_id(a) == answer_id(b)) is same
+
+
+def test_the_ledger_lists_the_shown_answers_under_the_ids_their_boxes_carry() -> None:
+    from adr_review.core.feedback import GUARD_PERSPECTIVE, read_ledger, read_ticks, revision, with_ledger
+    from adr_review.core.guard import Implicated
+    from adr_review.core.guard_view import answers_shown
+    from adr_review.core.render import render_guard
+
+    v = verify_answer(ADR, answer(), LINES)
+    check = GuardCheckResult((v,), (), (), Usage())
+    decision = Implicated(ADR, 0.9, DECISION, "decision", ())
+    body = render_guard([decision], (), 0.36, check=check)
+    shown = answers_shown([decision], check)
+    assert [(s.id, s.severity, s.perspective, s.title) for s in shown] == [
+        (answer_id(v), "conflicts", GUARD_PERSPECTIVE, "ADR-0001: PostgreSQL as the primary data store")
+    ]
+    assert read_ticks(body) == {answer_id(v): False}
+    ledger = read_ledger(
+        with_ledger(body, Ledger().add(revision("ab" * 32, shown, 0.0, "k", read_ticks(body))))
+    )
+    assert ledger is not None and ledger.shown() == {s.id: s for s in shown}  # read back as written
