@@ -1,7 +1,8 @@
 """The `/adr-review` comment commands: parsing, who may run them, and the texts the replies use. Pure.
 
 `/adr-review dismiss <finding id> [reason]` (issue 17) marks a shown finding as not useful; the reason
-is kept with it (the report counts dismissals and they can be exported as negative golden cases).
+is kept with it (the report counts dismissals and they can be exported as negative golden cases). The
+same id form reaches a guard answer (issue 28: the id on its Adopted line), counted apart.
 """
 
 from __future__ import annotations
@@ -115,7 +116,7 @@ HELP_TEXT = """\
 | `/adr-review blind-spots` | Re-run only the blind-spot critics |
 | `/adr-review PATH...` | Review only these changed ADRs (also after `recall` or `blind-spots`) |
 | `/adr-review check` | Run the ADR guard: the accepted decisions this PR's code changes touch |
-| `/adr-review dismiss ID [reason]` | Mark a finding (its id is on its **Adopted** line) as not useful, with why |
+| `/adr-review dismiss ID [reason]` | Mark a finding or a guard answer (its id is on its **Adopted** line) as not useful, with why |
 | `/adr-review help` | Show this help |
 
 Only repository owners, members and collaborators can run commands. Results update the existing \
@@ -127,8 +128,8 @@ DENIED_TEXT = (
 )
 
 DISMISS_USAGE = (
-    "Usage: `/adr-review dismiss ID [reason]`, where ID is the 8-character id on the finding's "
-    "**Adopted** line, e.g. `/adr-review dismiss 3fa2c1d0 we accept this risk, see ADR-0003`."
+    "Usage: `/adr-review dismiss ID [reason]`, where ID is the 8-character id on the **Adopted** line "
+    "of a finding or of a guard answer, e.g. `/adr-review dismiss 3fa2c1d0 we accept this risk, see ADR-0003`."
 )
 
 UNKNOWN_TEXT = "Unknown command `{raw}`: nothing was run.\n\n" + HELP_TEXT

@@ -89,6 +89,7 @@ def guard_view(
     by_path = {d.adr.path: d.adr for d in decisions}
     failed = {f.path: f for f in check.failures} if check is not None else {}
     return {
+        "boxes": bool(ids) and any(v.verdict == "conflicts" for v in shown.values()),  # the feedback hint
         "floor": f"{floor:.3f}",
         "cut": list(cut),
         "checked": check is not None,

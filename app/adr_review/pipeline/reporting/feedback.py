@@ -10,6 +10,11 @@ Where the answers come from:
 - the scheduled run (`sync_recent`): every recently updated PR's comments and dismiss commands, for the
   Action, whose PR runs keep no state.
 Every write is an idempotent upsert, so a retry, a redelivery or a second scan records nothing twice.
+
+The guard comment (issue 28) goes through the same paths under its marker path, GUARD_MARKER_PATH: its
+ledger lists the model check's shown answers (app/adr_review/core/guard_view.py answers_shown), so their
+boxes, their ticks and `dismiss` of their ids are recorded like a finding's; the report counts them apart
+(app/adr_review/core/report.py).
 """
 
 from __future__ import annotations
@@ -27,8 +32,8 @@ from adr_review.pipeline.ports import FeedbackLog, GitHubError, GitHubPort, Repo
 log = logging.getLogger(__name__)
 
 UNKNOWN_FINDING = (
-    "adr-review: no finding `{id}` in this pull request's reviews, so nothing was dismissed. "
-    "A finding's id is on its **Adopted** line."
+    "adr-review: no finding `{id}` in this pull request's comments, so nothing was dismissed. "
+    "A finding's or a guard answer's id is on its **Adopted** line."
 )
 
 
