@@ -1,6 +1,6 @@
 """Fit the guard's evidence model and its floor on the records of `adr-review eval guard --records`.
 
-    .venv/bin/python benchmarks/calibrate_guard.py --records guard-records.json [--silence 0.8] [--write]
+    .venv/bin/python benchmarks/calibrate_guard.py --records guard-records.json [--silence 0.8] [--write --drawn size]
 
 The model is a logistic like the review's (app/adr_review/core/evidence.py), fitted with the same `fit` as
 benchmarks/calibrate_evidence.py on the review's features and the guard's own
@@ -12,7 +12,10 @@ training cases' negatives are silent at least `--silence` of the time.
 
 Leave-one-repository-out: each repository is scored with the model and floor fitted on the others;
 those pooled figures are the held-out ones. `--write` fits on every record and writes
-app/adr_review/core/guard_model.py; its figures on the same records are in-sample: say so.
+app/adr_review/core/guard_model.py; its figures on the same records are in-sample: say so. The records
+do not say which draw of the guard set they were made from, so `--write` needs `--drawn month|size`
+(the `build_guard_set.py --match` the cases were drawn with); the docstring names it, and the set
+benchmarks/guard_cases.json holds now when that is another one.
 """
 
 from __future__ import annotations
@@ -140,6 +143,43 @@ def fit_fold(
     return replace(model, floor=floor, med=floor, high=floor)
 
 
+GUARD_SET = ROOT / "benchmarks" / "guard_cases.json"
+
+
+def shipped_set(path: Path = GUARD_SET) -> tuple[int, str]:
+    """(cases, how their negatives were drawn) of the guard set in the repository now."""
+    data = json.loads(path.read_text(encoding="utf-8"))
+    return len(data["cases"]), str(data.get("negatives") or "month")  # the first set did not say
+
+
+def model_note(
+    cases: int,
+    repos: Sequence[str],
+    what: str,
+    order: str,
+    floor: float,
+    rule: str,
+    figures: Mapping[str, float],
+    drawn: str,
+    shipped: tuple[int, str],
+) -> str:
+    """What guard_model.py's docstring says it was fitted on: `cases` records of the draw `drawn`, and,
+    when the repository's set is another one now, which (so the docstring never cites a set it was not
+    fitted on)."""
+    now = (
+        ""
+        if shipped == (cases, drawn)
+        else f" benchmarks/guard_cases.json now holds {shipped[0]} cases drawn with `--match {shipped[1]}`;"
+        " the shipped model's figures on them are in docs/benchmarks.md."
+    )
+    return (
+        f"{cases} cases of the guard set drawn with `benchmarks/build_guard_set.py --match {drawn}` "
+        f"({', '.join(repos)}): {what}; head order {order}; floor {floor} chosen on the same cases {rule} "
+        f"(in-sample figures: {dict(figures)}).{now} Held-out (leave-one-repository-out) figures: "
+        "docs/benchmarks.md."
+    )
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -166,7 +206,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--write", action="store_true", help="fit on all records, write app/adr_review/core/guard_model.py"
     )
+    parser.add_argument(
+        "--drawn",
+        choices=("size", "month"),
+        default=None,
+        help="with --write: the build_guard_set.py --match the records' cases were drawn with",
+    )
     args = parser.parse_args(argv)
+    if args.write and args.drawn is None:
+        print("calibrate_guard: --write needs --drawn month|size (the records do not say)", file=sys.stderr)
+        return 2
     global ORDER
     ORDER = args.order
     records = json.loads(args.records.read_text())
@@ -210,10 +259,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             if args.silence
             else "where the lower of hit rate and silence is highest"
         )
-        note = (
-            f"{len(records)} cases of benchmarks/guard_cases.json ({', '.join(repos)}): {what}; head order "
-            f"{args.order}; floor {model.floor} chosen on the same cases {rule} (in-sample figures: {m}). "
-            "Held-out (leave-one-repository-out) figures: docs/benchmarks.md."
+        note = model_note(
+            len(records), repos, what, args.order, model.floor, rule, m, args.drawn, shipped_set()
         )
         write_model(
             model,
