@@ -1,0 +1,54 @@
+"""What benchmarks/calibrate_guard.py --write says the guard's model was fitted on: the draw of the
+guard set its records came from (they do not say it themselves), and the set the repository holds now
+when that is another one; and the shipped model's docstring says it."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+import adr_review.core.guard_model as guard_model
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _calibrate() -> ModuleType:
+    spec = importlib.util.spec_from_file_location(
+        "calibrate_guard", ROOT / "benchmarks" / "calibrate_guard.py"
+    )
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["calibrate_guard"] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.parametrize(
+    ("drawn", "shipped", "names_the_set_now"),
+    [
+        ("month", (292, "size"), True),  # the first draw's records, the size-matched set in the repository
+        ("size", (292, "size"), False),
+        ("size", (300, "size"), True),  # the same draw, but the set has changed since
+    ],
+)
+def test_the_note_names_the_draw_and_the_set_now_when_it_differs(
+    drawn: str, shipped: tuple[int, str], names_the_set_now: bool
+) -> None:
+    note = _calibrate().model_note(
+        292, ["a/x", "b/y"], "fitted", "bm25", 0.36, "balanced", {"hit_rate": 0.6}, drawn, shipped
+    )
+    assert note.startswith(
+        f"292 cases of the guard set drawn with `benchmarks/build_guard_set.py --match {drawn}`"
+    )
+    assert ("now holds" in note) is names_the_set_now
+
+
+def test_the_shipped_docstring_cites_the_draw_it_was_fitted_on_and_the_set_now() -> None:
+    cases, negatives = _calibrate().shipped_set()
+    doc = guard_model.__doc__ or ""
+    assert "293 cases of the guard set drawn with `benchmarks/build_guard_set.py --match month`" in doc
+    assert f"benchmarks/guard_cases.json now holds {cases} cases drawn with `--match {negatives}`" in doc
