@@ -15,15 +15,18 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def _builder() -> ModuleType:
-    spec = importlib.util.spec_from_file_location(
-        "build_guard_set", ROOT / "benchmarks" / "build_guard_set.py"
-    )
+def benchmark_script(name: str) -> ModuleType:
+    """benchmarks/<name>.py as a module (the folder is not a package)."""
+    spec = importlib.util.spec_from_file_location(name, ROOT / "benchmarks" / f"{name}.py")
     assert spec and spec.loader
     module = importlib.util.module_from_spec(spec)
-    sys.modules["build_guard_set"] = module
+    sys.modules[name] = module
     spec.loader.exec_module(module)
     return module
+
+
+def _builder() -> ModuleType:
+    return benchmark_script("build_guard_set")
 
 
 def _git(repo: Path, *args: str) -> None:

@@ -4,27 +4,16 @@ when that is another one; and the shipped model's docstring says it."""
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
 from types import ModuleType
 
 import pytest
 
 import adr_review.core.guard_model as guard_model
-
-ROOT = Path(__file__).resolve().parents[2]
+from tests.evals.test_build_guard_set import benchmark_script
 
 
 def _calibrate() -> ModuleType:
-    spec = importlib.util.spec_from_file_location(
-        "calibrate_guard", ROOT / "benchmarks" / "calibrate_guard.py"
-    )
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["calibrate_guard"] = module
-    spec.loader.exec_module(module)
-    return module
+    return benchmark_script("calibrate_guard")
 
 
 @pytest.mark.parametrize(

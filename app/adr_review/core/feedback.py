@@ -14,6 +14,10 @@ has no state that outlives a job on a PR, so the ledger is how its scheduled run
 comment alone, what was shown, what the ADR cost, and whether the ADR was revised after findings were
 shown (the seed's sunset rule, ADR-0071). Both the Action and the App write it; the App also stores
 every outcome as it happens. The ledger is read defensively: a person with write access can edit it.
+
+The guard comment (issue 28) has the same boxes and ledger for the conflicts its model check shows
+(`guard_shown`: the verdict where a finding has its severity, perspective GUARD_PERSPECTIVE); its
+marker path sets its records apart in the store and the report (app/adr_review/core/outcomes.py).
 """
 
 from __future__ import annotations
@@ -26,7 +30,6 @@ from dataclasses import dataclass, replace
 from typing import Literal
 
 from adr_review.core.finding_signature import Signature
-from adr_review.core.guard_check import VERDICTS
 from adr_review.core.markdown_safe import clean
 from adr_review.core.results import Finding
 
@@ -46,6 +49,7 @@ _SLUG = re.compile(r"[a-z0-9_/-]{1,60}")
 # A guard answer as its comment's ledger lists it (app/adr_review/core/guard_view.py answers_shown): the
 # perspective GUARD_PERSPECTIVE and its verdict where a finding has its severity.
 GUARD_PERSPECTIVE = "guard"
+_VERDICT = re.compile(r"[a-z]{1,20}")  # not guard_check's list: the ledger reader stays as light as it was
 
 
 def finding_id(adr_path: str, finding: Finding) -> str:
@@ -347,8 +351,8 @@ def _ledger(data: Mapping[str, object]) -> Ledger | None:
 
 
 def _kind_ok(severity: str, perspective: str) -> bool:
-    if perspective == GUARD_PERSPECTIVE:
-        return severity in VERDICTS
+    if perspective == GUARD_PERSPECTIVE:  # its verdict (app/adr_review/core/guard_check.py VERDICTS)
+        return bool(_VERDICT.fullmatch(severity))
     return severity in _SEVERITIES and bool(_SLUG.fullmatch(perspective))
 
 

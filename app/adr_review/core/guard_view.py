@@ -7,6 +7,8 @@ it through a sanitising filter (app/adr_review/core/markdown_safe.py) or renderi
 With a model check (`check`), each decision carries its verified verdict, the decisions with one come
 first (conflicts, then unclear, then consistent), the answers whose quotes did not verify are listed
 apart, and a check that gave no usable answer says so (the decision stays as the offline guard listed it).
+A shown conflict has an Adopted box under its answer's id (`answer_ids`); `answers_shown` is what the
+comment's ledger lists of them (docs/guard.md, "Adopted boxes and `dismiss`").
 """
 
 from __future__ import annotations
@@ -89,7 +91,7 @@ def guard_view(
     by_path = {d.adr.path: d.adr for d in decisions}
     failed = {f.path: f for f in check.failures} if check is not None else {}
     return {
-        "boxes": bool(ids) and any(v.verdict == "conflicts" for v in shown.values()),  # the feedback hint
+        "boxes": any(v.verdict == "conflicts" for v in shown.values()),  # the feedback hint under them
         "floor": f"{floor:.3f}",
         "cut": list(cut),
         "checked": check is not None,

@@ -74,11 +74,7 @@ def build_report_view(report: Report, t: Strings) -> dict[str, Any]:
         "repos": [untrusted(r) for r in report.repos],
         "adrs_reviewed": report.adrs_reviewed,
         "adrs_with_findings": report.adrs_with_findings,
-        "shown": report.findings_shown,
-        "adopted": report.findings_adopted,
-        "dismissed": report.findings_dismissed,
-        "adopted_pct": pct(_share(report.findings_adopted, report.findings_shown), t),
-        "dismissed_pct": pct(_share(report.findings_dismissed, report.findings_shown), t),
+        **_counts(report.findings_shown, report.findings_adopted, report.findings_dismissed, t),
         "acceptance": pct(report.acceptance_rate, t),
         "acceptance_of": t["of"].format(n=report.findings_adopted, d=report.findings_shown),
         "acceptance_line": pct(ACCEPTANCE_LINE, t),
@@ -132,13 +128,20 @@ def _guard(report: Report, t: Strings) -> dict[str, Any] | None:
         return None
     return {
         "prs": g.prs,
-        "shown": g.shown,
-        "adopted": g.adopted,
-        "dismissed": g.dismissed,
-        "adopted_pct": pct(_share(g.adopted, g.shown), t),
-        "dismissed_pct": pct(_share(g.dismissed, g.shown), t),
+        **_counts(g.shown, g.adopted, g.dismissed, t),
         # a guard answer's row: its verdict is kept as its severity, its ADR as its title
         "dismissals": [_dismissal(d, f"{d.repo}#{d.pr}") for d in g.dismissals],
+    }
+
+
+def _counts(shown: int, adopted: int, dismissed: int, t: Strings) -> dict[str, Any]:
+    """Shown, adopted and dismissed, with the shares of what was shown (the findings', the guard's)."""
+    return {
+        "shown": shown,
+        "adopted": adopted,
+        "dismissed": dismissed,
+        "adopted_pct": pct(_share(adopted, shown), t),
+        "dismissed_pct": pct(_share(dismissed, shown), t),
     }
 
 

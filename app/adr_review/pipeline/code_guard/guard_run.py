@@ -12,7 +12,10 @@ in the Action and in the App's plan run alike.
             decisions shown are checked by it (app/adr_review/pipeline/code_guard/guard_check.py), each answer memoised
   comment   one per PR (marker GUARD_MARKER_PATH, app/adr_review/core/comments.py), edited in place under
             the comment lock, only while the planned head is still the PR's head; silent: no comment,
-            or our earlier one edited to say that no decision is implicated any more
+            or our earlier one edited to say that no decision is implicated any more. It ends with the
+            review comments' ledger (the answers shown with a box, app/adr_review/core/feedback.py), the
+            previous comment's ticks carried over, and is recorded in the store like theirs, so ticks and
+            `dismiss` reach its answers (app/adr_review/pipeline/reporting/feedback.py)
 """
 
 from __future__ import annotations
