@@ -18,7 +18,7 @@ from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
 from adr_review.core.adr import AdrParseError, parse_adr, reader_blocks
-from adr_review.core.feedback import finding_ids
+from adr_review.core.feedback_boxes import finding_ids
 from adr_review.core.markdown_safe import sanitize_block, sanitize_code, sanitize_inline
 from adr_review.core.render import render_comment
 from adr_review.core.text import contains_verbatim

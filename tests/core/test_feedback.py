@@ -14,16 +14,18 @@ from adr_review.core.feedback import (
     Ledger,
     Revision,
     Shown,
+    ledger_line,
+    next_ledger,
+    read_ledger,
+    with_ledger,
+)
+from adr_review.core.feedback_boxes import (
     carry_ticks,
     checkbox,
     finding_id,
     finding_ids,
-    ledger_line,
-    next_ledger,
-    read_ledger,
     read_ticks,
     tick_changes,
-    with_ledger,
 )
 from adr_review.core.results import Finding
 from adr_review.core.triggers import Actor, CommentEvent, decide

@@ -10,18 +10,8 @@ import dataclasses
 import pytest
 
 from adr_review.core import finding_identity as fi
-from adr_review.core.feedback import (
-    Ledger,
-    Revision,
-    Shown,
-    checkbox,
-    finding_ids,
-    ledger_line,
-    read_ledger,
-    rename_boxes,
-    shown_of,
-    with_ledger,
-)
+from adr_review.core.feedback import Ledger, Revision, Shown, ledger_line, read_ledger, shown_of, with_ledger
+from adr_review.core.feedback_boxes import checkbox, finding_ids, rename_boxes
 from adr_review.core.finding_identity import (
     SAME_SIMILARITY,
     alike,

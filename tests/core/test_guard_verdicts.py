@@ -129,7 +129,8 @@ def test_an_answers_id_is_the_adr_and_the_verdict(
 
 
 def test_the_ledger_lists_the_shown_answers_under_the_ids_their_boxes_carry() -> None:
-    from adr_review.core.feedback import GUARD_PERSPECTIVE, read_ledger, read_ticks, revision, with_ledger
+    from adr_review.core.feedback import GUARD_PERSPECTIVE, read_ledger, revision, with_ledger
+    from adr_review.core.feedback_boxes import read_ticks
     from adr_review.core.guard import Implicated
     from adr_review.core.guard_view import answers_shown
     from adr_review.core.render import render_guard

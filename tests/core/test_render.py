@@ -14,7 +14,7 @@ import pytest
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
-from adr_review.core.feedback import finding_ids
+from adr_review.core.feedback_boxes import finding_ids
 from adr_review.core.marker import parse_marker
 from adr_review.core.render import (
     DEFAULT_BUDGET,

@@ -916,7 +916,7 @@ def test_an_invalid_cap_input_is_a_clear_error(h: Harness) -> None:
 
 def test_a_dismiss_command_is_acknowledged_and_the_scheduled_run_reads_the_answers(h: Harness) -> None:
     from adr_review.adapters.state_sqlite import SqliteStateStore
-    from adr_review.core.feedback import read_ticks
+    from adr_review.core.feedback_boxes import read_ticks
     from tests.fakes.boxes import click_box
 
     open_pr(h)
@@ -952,7 +952,7 @@ def test_a_scheduled_run_without_pull_request_access_still_reindexes_and_says_wh
 def test_done_when_the_scheduled_jobs_summary_reports_the_answers_it_just_read(h: Harness) -> None:
     """The scheduled run's cache is the default branch's, which holds none of the PR jobs' records: its
     report is made of what it has just read from the comments, so the window ends after the reading."""
-    from adr_review.core.feedback import read_ticks
+    from adr_review.core.feedback_boxes import read_ticks
     from tests.fakes.boxes import click_box
 
     open_pr(h)
@@ -970,7 +970,7 @@ def test_a_revision_that_rewords_a_finding_keeps_its_id_in_the_comment_and_the_j
     h: Harness,
 ) -> None:
     """The job summary shows the findings under the ids their comment shows (what `dismiss` takes)."""
-    from adr_review.core.feedback import read_ticks
+    from adr_review.core.feedback_boxes import read_ticks
 
     open_pr(h)
     h.run("pull_request", "pull_request__opened.payload.json")

@@ -171,7 +171,7 @@ def test_an_invalid_guard_input_is_a_config_error(h: Harness) -> None:
 
 def test_a_ticked_guard_box_and_a_dismiss_are_read_as_guard_answers_not_findings(h: Harness) -> None:
     from adr_review.adapters.state_sqlite import SqliteStateStore
-    from adr_review.core.feedback import read_ticks
+    from adr_review.core.feedback_boxes import read_ticks
     from tests.fakes.boxes import click_box
 
     open_code_pr(h, MONGO_CHANGE)
@@ -202,7 +202,7 @@ def test_a_ticked_guard_box_and_a_dismiss_are_read_as_guard_answers_not_findings
 
 
 def test_a_push_with_the_same_verdict_in_other_words_keeps_the_answers_id_and_its_tick(h: Harness) -> None:
-    from adr_review.core.feedback import read_ticks
+    from adr_review.core.feedback_boxes import read_ticks
     from tests.fakes.boxes import click_box
 
     open_code_pr(h, MONGO_CHANGE)

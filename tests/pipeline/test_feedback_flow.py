@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from adr_review.adapters.state_sqlite import SqliteStateStore
-from adr_review.core.feedback import read_feedback, read_ticks
+from adr_review.core.feedback import read_feedback
+from adr_review.core.feedback_boxes import read_ticks
 from adr_review.core.triggers import Actor, CommentEvent
 from adr_review.pipeline.plans import pr
 from adr_review.pipeline.ports import PullRequestInfo

@@ -141,7 +141,7 @@ def test_a_ticked_guard_box_and_a_dismiss_are_recorded_as_guard_answers(
     """The App reads a guard answer's tick from the edit (by a person with write access) and a
     `dismiss` of its id, as for findings; the store keeps them under the guard comment, so the report
     counts them apart from the findings."""
-    from adr_review.core.feedback import read_ticks
+    from adr_review.core.feedback_boxes import read_ticks
     from adr_review.core.report import build_report
     from tests.fakes.boxes import click_box
     from tests.server.test_app_runs import comment_payload, drain, edit_payload

@@ -392,7 +392,7 @@ def edit_payload(before: str, after: str, comment_id: int, login: str) -> dict[s
 def test_the_app_records_adopted_boxes_from_edits_by_write_access_only(
     env: dict[str, Any], gh: FakeGitHubServer
 ) -> None:
-    from adr_review.core.feedback import read_ticks
+    from adr_review.core.feedback_boxes import read_ticks
     from tests.fakes.blindspot_answers import da_answer, judge_echo_answer, pm_answer
     from tests.fakes.boxes import click_box
     from tests.fakes.llm import FakeLlm

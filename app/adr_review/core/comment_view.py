@@ -14,7 +14,7 @@ from typing import Any
 from urllib.parse import quote
 
 from adr_review.core.comment_format import fmt_cost, fmt_duration, fmt_int, split_reason
-from adr_review.core.feedback import checkbox, finding_ids
+from adr_review.core.feedback_boxes import checkbox, finding_ids
 from adr_review.core.markdown_safe import Untrusted, clean, untrusted
 from adr_review.core.results import (
     INTERNAL_ERROR,

@@ -2,7 +2,7 @@
 is the same finding, so it keeps its id and with it its Adopted box, its dismissal and its single row in
 the report. Pure.
 
-A new review's findings get fresh ids (app/adr_review/core/feedback.py `finding_id`: the path, the topic and the
+A new review's findings get fresh ids (app/adr_review/core/feedback_boxes.py `finding_id`: the path, the topic and the
 quote, so a reworded finding gets another). The comment's ledger keeps a `Signature` of each finding it
 has shown; a new finding takes the id of a known one when it is the same finding (`match_strength`):
 
@@ -36,7 +36,8 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Mapping, Sequence
 
-from adr_review.core.feedback import finding_ids, read_ledger
+from adr_review.core.feedback import read_ledger
+from adr_review.core.feedback_boxes import finding_ids
 from adr_review.core.finding_signature import SKETCH_HEX, SKETCH_K, Signature
 from adr_review.core.findings import _key as topic_key
 from adr_review.core.findings import content_tokens

@@ -171,7 +171,7 @@ def diff_excerpt(
 
 
 def answer_id(v: GuardVerdict) -> str:
-    """The 8 hex digits of a shown answer's Adopted box (app/adr_review/core/feedback.py checkbox), what
+    """The 8 hex digits of a shown answer's Adopted box (app/adr_review/core/feedback_boxes.py checkbox), what
     `/adr-review dismiss` takes: from the ADR's path and the verdict only, so a re-run that gives the
     same verdict on the same ADR (in other words, or quoting another line) keeps the id, its tick and
     its dismissal; another verdict is another answer."""

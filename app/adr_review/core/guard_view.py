@@ -16,7 +16,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from adr_review.core.feedback import Shown, checkbox, distinct_ids, guard_shown
+from adr_review.core.feedback import Shown, guard_shown
+from adr_review.core.feedback_boxes import checkbox, distinct_ids
 from adr_review.core.guard import Evidence, Implicated, QueryLine
 from adr_review.core.guard_check import GuardVerdict, answer_id
 from adr_review.core.markdown_safe import untrusted

@@ -27,7 +27,7 @@ from adr_review.core.commands import (
     is_authorized,
     parse_command,
 )
-from adr_review.core.feedback import tick_changes
+from adr_review.core.feedback_boxes import tick_changes
 from adr_review.core.marker import read_marker
 
 # --------------------------------------------------------------------------------------------------

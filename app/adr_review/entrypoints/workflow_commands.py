@@ -219,7 +219,7 @@ class StepReport:
     def reviewed(self, plan: Plan, outcomes: Sequence[Published]) -> None:
         """Each ADR's line, the outputs, and the job summary: the reviews as the renderer shows them,
         then this run's comments."""
-        from adr_review.core.feedback import rename_boxes
+        from adr_review.core.feedback_boxes import rename_boxes
         from adr_review.core.render import render_step_summary, sanitize_inline
 
         rep = self.rep

@@ -22,7 +22,7 @@ from adr_review.core.outcomes import FindingOutcome
 
 FEEDBACK_LIBRARY = "feedback"  # under prompts/_golden/adrs/
 DA_PROMPT = "blindspot-devils-advocate"
-# The critic name perspective_of (app/adr_review/core/feedback.py) puts first, -> its prompt. Anything else is a
+# The critic name perspective_of (app/adr_review/core/feedback_boxes.py) puts first, -> its prompt. Anything else is a
 # Devil's Advocate perspective (a constitution id).
 CRITIC_PROMPTS = {
     "premortem": "blindspot-premortem",

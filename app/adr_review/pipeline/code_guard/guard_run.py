@@ -29,7 +29,8 @@ from typing import Any, Literal, Protocol
 
 from adr_review.core.adr_paths import is_adr_candidate
 from adr_review.core.comments import GUARD_MARKER_PATH
-from adr_review.core.feedback import guard_shown, read_ticks, revision, stamped
+from adr_review.core.feedback import guard_shown, revision, stamped
+from adr_review.core.feedback_boxes import read_ticks
 from adr_review.core.guard import DEFAULT_IGNORE, MAX_SHOWN, ignored
 from adr_review.core.guard_view import answers_shown
 from adr_review.core.marker import marker

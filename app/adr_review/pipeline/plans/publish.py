@@ -25,7 +25,8 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from adr_review.core.comments import upsert_step
-from adr_review.core.feedback import read_ticks, rename_boxes, revision_of, stamped, without_ledger
+from adr_review.core.feedback import revision_of, stamped, without_ledger
+from adr_review.core.feedback_boxes import read_ticks, rename_boxes
 from adr_review.core.finding_identity import shown_ids, signature
 from adr_review.core.marker import Marker, with_marker, without_marker
 from adr_review.core.render import render_comment

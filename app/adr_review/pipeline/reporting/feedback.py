@@ -2,7 +2,7 @@
 
 Where the answers come from:
 - our comments: each carries its ledger (what it has shown, per ADR revision, and the cost) and the
-  Adopted boxes (app/adr_review/core/feedback.py). `record_comment` copies both into the state store; publishing
+  Adopted boxes (app/adr_review/core/feedback_boxes.py). `record_comment` copies both into the state store; publishing
   calls it for the comment it writes or finds, so the Action's next run reads the boxes as they are.
 - an edit of our comment (the App's `issue_comment.edited`): the boxes that edit changed, by whom
   (`apply`, plan kind "feedback"; app/adr_review/core/triggers.py let it through only for write access).
