@@ -4,6 +4,7 @@ runner's file commands. Guard off (the default) is every test of test_action.py.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -13,6 +14,8 @@ import responses
 from adr_review.core.comments import GUARD_MARKER_PATH
 from adr_review.core.feedback import without_ledger
 from adr_review.core.marker import read_marker, without_marker
+from adr_review.core.results import Usage
+from adr_review.pipeline.plans.budget import month_of, published_spend
 from tests.entrypoints.guard_case import (
     ADDED_LINE,
     ADR_FILES,
@@ -79,6 +82,25 @@ def test_a_dependency_an_accepted_adr_rejected_gets_one_comment_citing_it(h: Har
     # the model's check, one call for the one implicated ADR: a verdict shown with both quotes checked
     assert h.llm.counts() == {"guard-check": 1}
     assert "⚠️ Conflicts" in body and CHECK_REASON in body
+
+
+def test_the_guard_comment_books_what_its_checks_cost_once_per_run_for_the_monthly_cap(h: Harness) -> None:
+    h.llm.on("guard-check", CHECK_ANSWER, usage=Usage(calls=1, cost_usd=0.25))
+    open_code_pr(h, MONGO_CHANGE)
+    run(h)
+    month = month_of(time.time())
+    [comment] = guard_comments(h)
+    assert published_spend([str(comment["body"])], month) == pytest.approx(0.25)  # what other jobs' cap reads
+    run(h)  # the same head again: nothing called, nothing booked twice
+    [comment] = guard_comments(h)
+    assert published_spend([str(comment["body"])], month) == pytest.approx(0.25)
+    head = "d" * 40  # a push that changes the diff: one more check, its cost added
+    open_code_pr(h, {**MONGO_CHANGE, BUTTON: BASE_CODE[BUTTON].replace("Save", "Store")}, head=head)
+    r = h.run("pull_request", OPENED, inputs=GUARD_ON, edits={"pull_request.head.sha": head})
+    assert r.code == 0, r.stdout
+    [comment] = guard_comments(h)
+    assert h.llm.counts() == {"guard-check": 2}
+    assert published_spend([str(comment["body"])], month) == pytest.approx(0.5)
 
 
 def test_without_a_key_the_guard_lists_the_decision_and_calls_no_model(h: Harness) -> None:

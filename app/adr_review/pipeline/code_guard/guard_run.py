@@ -178,7 +178,9 @@ def run_plan_guard(plan: Plan, lifecycle: PlanWork) -> GuardOutcome:
         existing = gh.find_comment(repo, number, GUARD_MARKER_PATH)
         previous = existing.body if existing is not None else None
         # the ledger of what it showed (the diff is what the comment is about), the ticks carried over
-        rev = revision(hashlib.sha256(raw.encode()).hexdigest(), answers, 0.0, key, read_ticks(text))
+        # its cost booked to this month (the Action's monthly cap reads it); the run key counts it once
+        cost = float(found.get("cost_usd", 0.0))
+        rev = revision(hashlib.sha256(raw.encode()).hexdigest(), answers, cost, key, read_ticks(text))
         text = stamped(text, rev, previous, month_of(time.time()))
         comment, created = write_comment(gh, repo, number, existing, text)
     record_quietly(lifecycle.store, repo, number, GUARD_MARKER_PATH, text, boxes=lifecycle.boxes)
@@ -219,6 +221,7 @@ def _guard(plan: Plan, lifecycle: PlanWork, adrs: list[str], diff: str, notes: l
         "decisions": [posixpath.join(adr_dir, d.adr.path) for d, adr_dir in shown],
         "body": body,
         "answers": answers,  # the model's shown answers as the ledger lists them (id, verdict, ADR)
+        "cost_usd": check.usage.cost_usd if check is not None else 0.0,  # what its checks cost
     }
 
 
