@@ -42,8 +42,14 @@ def test_the_recorded_answer_passes_and_a_wrong_label_fails(case: Any) -> None:
     assert bad.score is not None and len(bad.score.failures) == 2  # the label, and what was kept
 
 
-def test_a_claim_the_code_decides_alone_is_an_input_error() -> None:
-    case = CASES[0].model_copy(deep=True)
-    case.input["finding"]["gap"] = case.input["passage"]  # the same words: the code accepts it
+def test_a_claim_the_code_rejects_alone_is_an_input_error_one_with_the_same_words_is_asked() -> None:
+    same = CASES[0].model_copy(deep=True)
+    same.input["finding"]["gap"] = same.input["passage"]  # every term shared: asked all the same
+    assert same.input["passage"] in SUITE.request(same, PROMPT).user
+    off = CASES[0].model_copy(deep=True)
+    off.input["finding"].update(
+        quote="This MADR supersedes MADR 093 to allow multiple meshes per namespace",
+        gap="Zebras graze at dawn.",
+    )
     with pytest.raises(GoldenError, match="not in the unsure band"):
-        SUITE.request(case, PROMPT)
+        SUITE.request(off, PROMPT)
