@@ -263,7 +263,7 @@ def test_what_the_judge_neither_kept_nor_claimed_is_dropped(
     assert dropped_by_judge(critics, merged, claimed) == dropped
 
 
-# --- the unsure band: the independent check decides (app/adr_review/pipeline/adr/blindspot_cover.py) ----------
+# --- from the lower edge up: the independent check decides (app/adr_review/pipeline/adr/blindspot_cover.py) ----------
 
 TIMEOUT = "A slow model call blocks one worker for its whole timeout."  # Consequences
 Q = "Reviews run on a queue with three workers."

@@ -1,6 +1,6 @@
 """The cover-check suite scores what production keeps: the recorded label must be the expected one and
-the exclusion kept exactly for `yes`; a wrong label fails the case; a claim outside the unsure band is
-an input error (the check would never be asked)."""
+the exclusion kept exactly for `yes`; a wrong label fails the case; a claim the code rejects
+alone is an input error (the check would never be asked)."""
 
 from __future__ import annotations
 
@@ -51,5 +51,5 @@ def test_a_claim_the_code_rejects_alone_is_an_input_error_one_with_the_same_word
         quote="This MADR supersedes MADR 093 to allow multiple meshes per namespace",
         gap="Zebras graze at dawn.",
     )
-    with pytest.raises(GoldenError, match="not in the unsure band"):
+    with pytest.raises(GoldenError, match="does not reach the check"):
         SUITE.request(off, PROMPT)

@@ -79,10 +79,13 @@ def test_an_unsure_exclusion_the_check_confirms_stays_excluded_and_the_comment_s
     assert JUDGE_REASONING not in sent and "We write many ADRs" not in sent  # nor the Context
     assert request.shared_prefix is None  # nor the ADR document the other nodes share
     assert result.usage_by_node["cover_check"].calls == 1  # paid for, counted
-    assert "1 of them (where the shared terms could not tell) also confirmed by an independent check" in (
-        comment(adr, result, "en")
+    assert (
+        "1 of them confirmed by an independent check call that was shown only the finding and the passage"
+        in (comment(adr, result, "en"))
     )
-    assert "うち 1 件は (共通する語だけでは判断できなかったため)" in comment(adr, result, "ja")
+    assert "うち 1 件は指摘と箇所だけを渡した独立した確認呼び出しでも対応済みと確認されました。" in comment(
+        adr, result, "ja"
+    )
 
 
 @pytest.mark.parametrize(

@@ -73,7 +73,7 @@ class CoverCheckSuite:
         claims = judge_exclusions([("c-1", inp.passage)], {"c-1": finding}, adr)
         if not claims.unsure:
             held = "accepted" if claims.exclusions else f"rejected ({', '.join(claims.rejected)})"
-            raise GoldenError(f"the claim is not in the unsure band: the code {held} it without a check")
+            raise GoldenError(f"the claim does not reach the check: the code {held} it without one")
         ctx = NodeContext(llm=llm, memo=no_memo, prompts=PromptFiles(prompt.folder.parent), overrides={})
         checks = run_cover_checks(ctx, base_variables(adr, (), inp.language), claims.unsure)
         return settle_unsure(claims, checks.confirmed), checks
