@@ -37,6 +37,7 @@ import bisect
 import json
 import math
 import sys
+from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -101,14 +102,12 @@ class Quote:
 
     collection: str
     adr: str
-    section: str
     text: str
     terms: frozenset[str]
 
 
 @dataclass(frozen=True)
 class Pair:
-    kind: str  # "other_adr" | "own_adr" | "on_subject"
     collection: str  # the passage's collection (the fold)
     finding_adr: str
     title: str
@@ -166,12 +165,10 @@ def covering_quotes(adr: Adr, collection: str) -> Iterator[Quote]:
                 check = check_quote(block.text[start:end], passages)
                 if not check.ok or check.quote in seen:
                     continue
-                section = covering_section(check.quote, adr)
-                if section is None:
+                if covering_section(check.quote, adr) is None:
                     continue
                 seen.add(check.quote)
-                name_of = adr.path.rsplit("/", 1)[-1]
-                yield Quote(collection, name_of, section, check.quote, subject_terms(check.quote))
+                yield Quote(collection, adr.path.rsplit("/", 1)[-1], check.quote, subject_terms(check.quote))
 
 
 def corpus_quotes(corpora: Path) -> list[Quote]:
@@ -206,12 +203,11 @@ def pairs(
             if (q.collection, q.adr) == (s.collection, s.adr):
                 continue
             overlap = terms_overlap(q.terms, s.terms, background)
-            label = labels.get(_key(s, q.text), "off")
-            other.append(Pair("other_adr", q.collection, s.adr, s.finding.title, q.text, overlap, label))
+            other.append(Pair(q.collection, s.adr, s.finding.title, q.text, overlap))
         for q in own_quotes[(s.collection, s.adr)]:
             overlap = terms_overlap(q.terms, s.terms, background)
             label = labels.get(_key(s, q.text), "")
-            own.append(Pair("own_adr", s.collection, s.adr, s.finding.title, q.text, overlap, label))
+            own.append(Pair(s.collection, s.adr, s.finding.title, q.text, overlap, label))
     return other, own
 
 
@@ -231,7 +227,7 @@ def _on_pair(source: str, collection: str, adr: Adr, quote: str, finding: Findin
         return None
     overlap = subject_overlap(verdict.quote.quote, finding, adr.title)
     file = adr.path.rsplit("/", 1)[-1]
-    return Pair("on_subject", collection, file, finding.title, verdict.quote.quote, overlap, source)
+    return Pair(collection, file, finding.title, verdict.quote.quote, overlap, source)
 
 
 def on_subject_pairs(corpora: Path, own: Sequence[Pair], prompts_dir: Path = PROMPTS_DIR) -> list[Pair]:
@@ -253,13 +249,8 @@ def on_subject_pairs(corpora: Path, own: Sequence[Pair], prompts_dir: Path = PRO
         adr = load_library_adr(prompt, case.input["adr"])
         f = case.input["finding"]
         finding = replace(_BLANK, title=f["title"], quote=f["quote"], gap=f["gap"])
-        pair = _on_pair(
-            "cover-check case (hand-written)",
-            _collection(case.input["adr"])[0],
-            adr,
-            case.input["passage"],
-            finding,
-        )
+        collection = _collection(case.input["adr"])[0]
+        pair = _on_pair("cover-check case (hand-written)", collection, adr, case.input["passage"], finding)
         out.append(pair) if pair else None
     for row in json.loads(ON_SUBJECT.read_text(encoding="utf-8")):
         adr = _corpus_adr(corpora, row["collection"], row["adr"])
@@ -272,7 +263,7 @@ def on_subject_pairs(corpora: Path, own: Sequence[Pair], prompts_dir: Path = PRO
         out.append(pair)
     seen = {(p.finding_adr, p.title, p.passage) for p in out}
     out += [
-        replace(p, kind="on_subject", label="own ADR, hand-labelled")
+        replace(p, label="own ADR, hand-labelled")
         for p in own
         if p.label == "covers" and (p.finding_adr, p.title, p.passage) not in seen
     ]
@@ -301,30 +292,18 @@ def _fmt(t: float) -> str:
 def leave_one_out(
     other: Sequence[Pair], own_off: Sequence[Pair], on: Sequence[Pair], quantile: float, use_own: bool
 ) -> list[str]:
+    """Per held-out collection: the bound chosen on the others, and what it does to the held-out pairs."""
     lines = []
-    folds = sorted({p.collection for p in (*other, *own_off, *on)})
-    total = {"off": 0, "off_above": 0, "own": 0, "own_above": 0, "on": 0, "on_above": 0, "on_band": 0}
-    for c in folds:
-        t = choose_bound(
-            [p for p in other if p.collection != c],
-            [p for p in own_off if p.collection != c],
-            quantile,
-            use_own,
-        )
-        o = [p.overlap for p in other if p.collection == c]
-        w = [p.overlap for p in own_off if p.collection == c]
-        n = [p.overlap for p in on if p.collection == c]
-        row = {
-            "off": len(o),
-            "off_above": sum(v >= t for v in o),
-            "own": len(w),
-            "own_above": sum(v >= t for v in w),
-            "on": len(n),
-            "on_above": sum(v >= t for v in n),
-            "on_band": sum(UNSURE_SUBJECT_OVERLAP <= v < t for v in n),
-        }
-        for k, v in row.items():
-            total[k] += v
+    total: Counter[str] = Counter()
+    for c in sorted({p.collection for p in (*other, *own_off, *on)}):
+        train = [p for p in other if p.collection != c], [p for p in own_off if p.collection != c]
+        t = choose_bound(*train, quantile, use_own)
+        o, w, n = ([p.overlap for p in ps if p.collection == c] for ps in (other, own_off, on))
+        row = Counter(
+            off=len(o), off_above=sum(v >= t for v in o), own=len(w), own_above=sum(v >= t for v in w),
+            on=len(n), on_above=sum(v >= t for v in n), on_band=sum(UNSURE_SUBJECT_OVERLAP <= v < t for v in n),
+        )  # fmt: skip
+        total.update(row)
         lines.append(
             f"  held out {c:40s} bound {_fmt(t):5s}  other-ADR off accepted {row['off_above']}/{row['off']}"
             f"  own-ADR off accepted {row['own_above']}/{row['own']}"
