@@ -195,21 +195,18 @@ def test_subject_overlap_is_the_share_of_shared_content_terms(
 def test_the_adrs_title_terms_say_nothing_about_the_subject() -> None:
     # "キュー" and "レビュー" are in the title and in every passage: the rollback sentence shares only them
     passage = "キューを止めて手作業のレビューに戻す。"
-    assert subject_overlap(passage, ON_FATIGUE_JA) > MIN_SUBJECT_OVERLAP
+    assert subject_overlap(passage, ON_FATIGUE_JA) >= UNSURE_SUBJECT_OVERLAP  # would reach the check
     assert subject_overlap(passage, ON_FATIGUE_JA, ADR_JA.title) == 0.0
     # a passage of nothing but title terms is compared on them rather than on nothing
     assert subject_overlap("Queue the reviews", finding("queue", "reviews"), "Queue the reviews") == 1.0
 
 
-def test_the_threshold_lies_between_one_term_in_three_and_two_in_five() -> None:
-    # 1/3 is the highest overlap of a passage with another topic's finding in the golden Judge cases
-    # (tests/evals/test_judge_exclusion_threshold.py); a mutant at or below it, or above 0.4, fails here.
-    assert 1 / 3 < MIN_SUBJECT_OVERLAP <= 0.4
-    off = subject_overlap("alpha bravo charlie", finding("alpha", "delta echo"))
-    on = subject_overlap(
-        "alpha bravo charlie delta echo", finding("alpha bravo", "kilo lima mike november oscar")
-    )
-    assert off < MIN_SUBJECT_OVERLAP <= on
+def test_no_overlap_accepts_a_claim_on_its_own() -> None:
+    # benchmarks/judge_band.py: off-subject pairs reach 1.0 in every corpus (a finding against the very
+    # sentence it quotes), so not even every term in common lets the code accept without the check
+    assert MIN_SUBJECT_OVERLAP > 1.0
+    every_term = subject_overlap("alpha bravo", finding("alpha bravo", "charlie"))
+    assert every_term == 1.0 and every_term < MIN_SUBJECT_OVERLAP
 
 
 def test_claims_that_do_not_hold_put_the_finding_back_and_are_counted_by_why() -> None:
@@ -217,7 +214,7 @@ def test_claims_that_do_not_hold_put_the_finding_back_and_are_counted_by_why() -
     by_id = {"pm-1": ON_TIMEOUTS, "pm-2": ON_READING, "pm-3": ON_FATIGUE_JA, "pm-4": made_up}
     result = judge_exclusions(
         [
-            ("pm-1", "A slow model call blocks one worker for its whole timeout."),  # holds
+            ("pm-1", "A slow model call blocks one worker for its whole timeout."),  # to the check
             ("pm-2", "Reviews are slow because one reviewer reads every ADR by hand."),  # Context
             ("pm-3", "A slow model call blocks one worker for its whole timeout."),  # another subject
             ("pm-4", "Retries follow the platform's default policy."),  # the ADR does not say it
@@ -226,13 +223,11 @@ def test_claims_that_do_not_hold_put_the_finding_back_and_are_counted_by_why() -
         by_id,
         ADR_EN,
     )
-    assert [(x.quote, x.section, x.covered_in, x.by) for x in result.exclusions] == [
-        (
-            "A slow model call blocks one worker for its whole timeout.",
-            "Consequences",
-            "consequences",
-            "judge",
-        )
+    assert result.exclusions == ()  # only the independent check can make it hold (settle_unsure)
+    assert [
+        (u.fid, u.exclusion.quote, u.exclusion.section, u.exclusion.covered_in) for u in result.unsure
+    ] == [
+        ("pm-1", "A slow model call blocks one worker for its whole timeout.", "Consequences", "consequences")
     ]
     assert result.restored == (ON_READING, ON_FATIGUE_JA, made_up)
     assert result.rejected == {
@@ -268,26 +263,31 @@ def test_what_the_judge_neither_kept_nor_claimed_is_dropped(
     assert dropped_by_judge(critics, merged, claimed) == dropped
 
 
-# --- the unsure band: the independent check decides (app/adr_review/pipeline/adr/blindspot_cover.py) ----------
+# --- from the lower edge up: the independent check decides (app/adr_review/pipeline/adr/blindspot_cover.py) ----------
 
 TIMEOUT = "A slow model call blocks one worker for its whole timeout."  # Consequences
 Q = "Reviews run on a queue with three workers."
 ON_RETRIES = finding(Q, "Retries of a failed call pile up.")  # 2 shared terms of 8: 0.25
 ON_BOUNDS = finding(Q, "Nothing bounds the retries.")  # 1 of 6: 0.167
+# Kuma MADR 099's kind (benchmarks/judge_band.py): the Judge quotes the very Decision sentence the finding
+# argues with. Every term of it is shared (1.0, above the old accept level 0.35), and it covers nothing.
+ON_WORKERS = finding(Q, "Three workers are too few when reviews arrive in bursts.")
 
 
 @pytest.mark.parametrize(
-    ("about", "rejected", "unsure"),
+    ("quote", "about", "overlap", "rejected", "unsure"),
     [
-        (ON_TIMEOUTS, None, False),  # above the band: the code accepts
-        (ON_RETRIES, None, True),  # in the band: held only if the check confirms it
-        (ON_BOUNDS, "off_subject", False),  # below it: the code rejects
+        (TIMEOUT, ON_TIMEOUTS, 0.5, None, True),  # on its subject: still only the check accepts it
+        (Q, ON_WORKERS, 1.0, None, True),  # the finding's own quote, covering nothing: to the check
+        (TIMEOUT, ON_RETRIES, 0.25, None, True),  # few terms in common: to the check
+        (TIMEOUT, ON_BOUNDS, 1 / 6, "off_subject", False),  # below the lower edge: the code rejects
     ],
 )
-def test_the_band_below_the_threshold_is_unsure_above_and_below_it_the_code_decides(
-    about: Finding, rejected: str | None, unsure: bool
+def test_from_the_lower_edge_up_the_check_decides_below_it_the_code_rejects(
+    quote: str, about: Finding, overlap: float, rejected: str | None, unsure: bool
 ) -> None:
-    verdict = check_exclusion(TIMEOUT, about, ADR_EN)
+    assert subject_overlap(quote, about, ADR_EN.title) == pytest.approx(overlap)
+    verdict = check_exclusion(quote, about, ADR_EN)
     assert (verdict.rejected, verdict.unsure) == (rejected, unsure)
 
 
@@ -319,16 +319,12 @@ def test_settling_keeps_only_what_the_check_confirmed(
 ) -> None:
     second = finding(Q, "Retries of a failed call pile up.", title="retries-2")
     claims = judge_exclusions(
-        [("pm-1", TIMEOUT), ("pm-2", TIMEOUT), ("pm-3", TIMEOUT)],
-        {
-            "pm-1": finding(Q, "Retries of a failed call pile up.", title="retries"),
-            "pm-2": second,
-            "pm-3": ON_TIMEOUTS,
-        },
+        [("pm-1", TIMEOUT), ("pm-2", TIMEOUT)],
+        {"pm-1": finding(Q, "Retries of a failed call pile up.", title="retries"), "pm-2": second},
         ADR_EN,
     )
     settled = settle_unsure(claims, confirmed)
-    assert [x.title for x in settled.exclusions] == [ON_TIMEOUTS.title, *excluded]
+    assert [x.title for x in settled.exclusions] == excluded
     assert [f.title for f in settled.restored] == restored
     assert settled.rejected.get("not_confirmed", 0) == not_confirmed
     assert (settled.confirmed, settled.unsure) == (len(excluded), ())

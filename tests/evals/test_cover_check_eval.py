@@ -1,6 +1,6 @@
 """The cover-check suite scores what production keeps: the recorded label must be the expected one and
-the exclusion kept exactly for `yes`; a wrong label fails the case; a claim outside the unsure band is
-an input error (the check would never be asked)."""
+the exclusion kept exactly for `yes`; a wrong label fails the case; a claim the code rejects
+alone is an input error (the check would never be asked)."""
 
 from __future__ import annotations
 
@@ -42,8 +42,14 @@ def test_the_recorded_answer_passes_and_a_wrong_label_fails(case: Any) -> None:
     assert bad.score is not None and len(bad.score.failures) == 2  # the label, and what was kept
 
 
-def test_a_claim_the_code_decides_alone_is_an_input_error() -> None:
-    case = CASES[0].model_copy(deep=True)
-    case.input["finding"]["gap"] = case.input["passage"]  # the same words: the code accepts it
-    with pytest.raises(GoldenError, match="not in the unsure band"):
-        SUITE.request(case, PROMPT)
+def test_a_claim_the_code_rejects_alone_is_an_input_error_one_with_the_same_words_is_asked() -> None:
+    same = CASES[0].model_copy(deep=True)
+    same.input["finding"]["gap"] = same.input["passage"]  # every term shared: asked all the same
+    assert same.input["passage"] in SUITE.request(same, PROMPT).user
+    off = CASES[0].model_copy(deep=True)
+    off.input["finding"].update(
+        quote="This MADR supersedes MADR 093 to allow multiple meshes per namespace",
+        gap="Zebras graze at dawn.",
+    )
+    with pytest.raises(GoldenError, match="does not reach the check"):
+        SUITE.request(off, PROMPT)

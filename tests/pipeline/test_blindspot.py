@@ -18,6 +18,7 @@ from adr_review.core.adr import Adr, parse_adr
 from adr_review.core.perspectives import draw_perspectives, parse_constitution, perspective_weights
 from adr_review.core.results import INTERNAL_ERROR, Citation, Usage
 from adr_review.pipeline.adr.blindspot import CRITIC_PROMPTS, JUDGE_PROMPT, run_blindspots
+from adr_review.pipeline.adr.blindspot_cover import COVER_CHECK_PROMPT
 from adr_review.pipeline.ports import InfrastructureError, LlmError, LlmRequest
 from adr_review.pipeline.structured import StepOverrides
 from adr_review.prompts import PromptFiles, packaged
@@ -581,7 +582,9 @@ def test_findings_the_adr_already_lists_are_dropped_even_if_the_judge_keeps_them
         ),
     )
     fake.on(DA, da_answer(["Costs grow with every ADR reviewed", "No rollback trigger", "Prompt injection"]))
+    fake.on(COVER_CHECK_PROMPT, {"covers": "yes", "reason": "It names the cost growth."})
     result = run(adr, fake)
+    assert fake.count(COVER_CHECK_PROMPT) == 1  # the Judge's exclusion holds through the check
     assert [f.title for f in result.findings] == ["No rollback trigger is defined"]
     assert result.dropped["covered_by_adr"] == 1
     assert result.dropped["judge_excluded_as_covered"] == 1
@@ -767,7 +770,10 @@ def test_an_exclusion_naming_no_real_passage_puts_the_finding_back(adr: Adr) -> 
         ],
     )
     titles = ["No cost ceiling", "No rollback trigger", "Manual reviews stay only an alternative"]
-    result = run(adr, happy().on(JUDGE, judge).on(DA, da_answer(titles)))
+    check = {"covers": "yes", "reason": "Manual reviews are listed as an alternative."}
+    fake = happy().on(JUDGE, judge).on(DA, da_answer(titles)).on(COVER_CHECK_PROMPT, check)
+    result = run(adr, fake)
+    assert fake.count(COVER_CHECK_PROMPT) == 1  # only the real passage is asked about
     shown = [f.title for f in result.findings]
     assert "operational failure of the reviewer" in shown  # pm-2 is back
     assert "Manual reviews stay only an alternative" not in shown  # da-3 stays excluded

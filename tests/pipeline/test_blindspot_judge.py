@@ -13,6 +13,7 @@ from adr_review.config import BlindSpotConfig
 from adr_review.core.adr import Adr
 from adr_review.core.render import render_comment
 from adr_review.core.results import BlindSpotResult, Review, RunMeta, Usage
+from adr_review.pipeline.adr.blindspot_cover import COVER_CHECK_PROMPT
 from adr_review.pipeline.adr.blindspot_nodes import UNTRUSTED_ADR_RULE
 from tests.fakes.blindspot_answers import da_answer, judge_echo_answer
 from tests.pipeline.test_blindspot import DA, JUDGE, adr, happy, jf, judge_with, run
@@ -62,7 +63,8 @@ def test_a_claim_in_a_covering_section_on_the_subject_is_listed_with_its_section
         [jf("No rollback trigger", merged_ids=["da-2"])],
         excluded=[{"id": "da-1", "quote": "Costs grow linearly with the number of ADRs reviewed."}],
     )
-    result = run(adr, happy().on(DA, critics).on(JUDGE, judge))
+    check = {"covers": "yes", "reason": "It names the cost growth."}
+    result = run(adr, happy().on(DA, critics).on(JUDGE, judge).on(COVER_CHECK_PROMPT, check))
     assert [(x.title, x.covered_in) for x in result.exclusions] == [
         ("Costs grow with every ADR reviewed", "consequences")
     ]

@@ -25,6 +25,7 @@ from adr_review.evals.golden.scoring import (
     summed,
 )
 from adr_review.pipeline.adr.blindspot import CRITIC_PROMPTS, JUDGE_PROMPT, run_blindspots
+from adr_review.pipeline.adr.blindspot_cover import COVER_CHECK_PROMPT
 from adr_review.pipeline.ports import LlmError, LlmRequest, LlmResponse
 from adr_review.prompts import CONSTITUTION_FILE, Prompt, PromptFiles
 
@@ -58,6 +59,10 @@ class BlindSpotInput(BaseModel):
     seed: int = 0  # the Devil's Advocate's perspective draw
     # Judge cases: the critics' answers (their prompts' JSON), the Judge's input. Keeps cases independent.
     critic_answers: dict[str, Any] = Field(default_factory=dict)
+    # Judge cases: the independent check's answers ({covers, reason}), one per claim it is asked about,
+    # in order. An input like the critics' answers, not scored here (the check has its own cases):
+    # every exclusion in a covering section reaches the check (finding_checks.MIN_SUBJECT_OVERLAP).
+    cover_checks: list[dict[str, Any]] = Field(default_factory=list)
     # The repo setting `language`: what the models are asked to write (None: the ADR's own language).
     language: Literal["en", "ja"] | None = None
     # Ablation: exact passages of the ADR's file removed before it is parsed (e.g. one Risks bullet), so
@@ -80,13 +85,17 @@ class _DagLlm:
     """The LLM port for one case's run of the real blind-spot DAG.
 
     The step under test gets `answer` (None: capture its request and fail it); the Judge case's critics
-    get the case's fixed answers; every other step fails, which the DAG handles as a degraded run.
+    get the case's fixed answers, the cover check its `checks` in order; every other step fails, which
+    the DAG handles as a degraded run (an unanswered check shows the finding).
     """
 
-    def __init__(self, target: str, answer: AnswerFn | None, fixed: Mapping[str, Any]) -> None:
+    def __init__(
+        self, target: str, answer: AnswerFn | None, fixed: Mapping[str, Any], checks: Sequence[Any] = ()
+    ) -> None:
         self.target = target
         self.answer = answer
         self.fixed = fixed
+        self.checks = list(checks)
         self.requests: list[LlmRequest] = []
         self.response: LlmResponse | None = None
         self._lock = threading.Lock()
@@ -101,6 +110,10 @@ class _DagLlm:
             return self.response
         if request.prompt_name in self.fixed:
             data = self.fixed[request.prompt_name]
+            return LlmResponse(text=json.dumps(data, ensure_ascii=False), usage=Usage(), data=data)
+        if request.prompt_name == COVER_CHECK_PROMPT and self.checks:
+            with self._lock:
+                data = self.checks.pop(0)
             return LlmResponse(text=json.dumps(data, ensure_ascii=False), usage=Usage(), data=data)
         raise LlmError("refused", "golden eval: this step is not part of the case")
 
@@ -152,7 +165,7 @@ class BlindSpotSuite:
 
     def request(self, case: GoldenCase, prompt: Prompt) -> LlmRequest:
         _inp, _adr, fixed = self._inputs(case, prompt)
-        llm = _DagLlm(self.prompt_name, None, fixed)
+        llm = _DagLlm(self.prompt_name, None, fixed, _inp.cover_checks)
         result = self._run(case, prompt, llm)
         if len(llm.requests) != 1:
             errors = "; ".join(f"{e.node}: {e.message}" for e in result.errors)
@@ -162,7 +175,7 @@ class BlindSpotSuite:
     def evaluate(self, case: GoldenCase, prompt: Prompt, answer: AnswerFn) -> Evaluation:
         inp, adr, fixed = self._inputs(case, prompt)
         expect = BlindSpotExpect.model_validate(case.expect)
-        llm = _DagLlm(self.prompt_name, answer, fixed)
+        llm = _DagLlm(self.prompt_name, answer, fixed, inp.cover_checks)
         result = self._run(case, prompt, llm)
         usage = result.usage_by_node.get(self.node, Usage())
         if llm.response is not None and not usage.calls:

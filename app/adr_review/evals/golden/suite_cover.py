@@ -1,9 +1,9 @@
 """The cover-check suite: the independent check of an unsure Judge exclusion, run through production.
 
-A case is one "this passage covers that finding" claim on a real ADR. It must fall in the unsure band
-(app/adr_review/core/finding_checks.py: in a covering section, subject overlap in
-[UNSURE_SUBJECT_OVERLAP, MIN_SUBJECT_OVERLAP)), or the check is never asked and the case is an input
-error. The claim goes through judge_exclusions, run_cover_checks and settle_unsure as in a review; the
+A case is one "this passage covers that finding" claim on a real ADR. It must reach the check
+(app/adr_review/core/finding_checks.py: in a covering section, subject overlap at least
+UNSURE_SUBJECT_OVERLAP; no overlap accepts on its own), or the check is never asked and the case is an
+input error. The claim goes through judge_exclusions, run_cover_checks and settle_unsure as in a review; the
 score is whether the check gave the expected label and whether the exclusion was kept exactly when the
 expected label is `yes`.
 """
@@ -73,7 +73,7 @@ class CoverCheckSuite:
         claims = judge_exclusions([("c-1", inp.passage)], {"c-1": finding}, adr)
         if not claims.unsure:
             held = "accepted" if claims.exclusions else f"rejected ({', '.join(claims.rejected)})"
-            raise GoldenError(f"the claim is not in the unsure band: the code {held} it without a check")
+            raise GoldenError(f"the claim does not reach the check: the code {held} it without one")
         ctx = NodeContext(llm=llm, memo=no_memo, prompts=PromptFiles(prompt.folder.parent), overrides={})
         checks = run_cover_checks(ctx, base_variables(adr, (), inp.language), claims.unsure)
         return settle_unsure(claims, checks.confirmed), checks

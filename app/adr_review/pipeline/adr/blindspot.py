@@ -7,8 +7,9 @@
 Every finding is checked (app/adr_review/core/findings.py): its quote must be one passage of the ADR as a reader
 sees it and every ADR it names one it was shown; one that fails is listed apart as unverified, never
 among the findings. A Judge's exclusion holds only when it names a passage of a section that can cover
-a risk, about the finding's subject (app/adr_review/core/finding_checks.py), or the finding is put back (where
-the terms cannot tell, one independent check call per exclusion decides, app/adr_review/pipeline/adr/blindspot_cover.py); the critic
+a risk (app/adr_review/core/finding_checks.py) and one independent check call confirms it is about the
+finding's subject (app/adr_review/pipeline/adr/blindspot_cover.py; a passage sharing too few terms is rejected
+with no call), or the finding is put back; the critic
 findings the Judge neither kept nor claimed as covered are counted as dropped by it, and a finding it
 merged from no critic finding is its own. The critics and the Judge write in `language` (the repo
 setting, else the ADR's own).

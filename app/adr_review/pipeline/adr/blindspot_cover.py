@@ -1,12 +1,13 @@
-"""The independent check of the Judge exclusions the code is unsure of (issue 24, CoVe-style).
+"""The independent check of the Judge exclusions (issue 24, CoVe-style).
 
-An exclusion whose passage shares only some of the finding's terms (finding_checks.UNSURE_SUBJECT_OVERLAP
-up to MIN_SUBJECT_OVERLAP) is neither accepted nor rejected by the code: one call per such exclusion
+An exclusion in a covering section whose passage shares enough of the finding's terms (at least
+finding_checks.UNSURE_SUBJECT_OVERLAP; no share is enough for the code to accept it alone, MIN_SUBJECT_OVERLAP)
+is neither accepted nor rejected by the code: one call per such exclusion
 asks a fresh model, given ONLY the finding (its title and gap) and the quoted passage, never the Judge's
 reasoning nor the rest of the ADR, whether the passage addresses this risk. Only `yes` keeps the
 exclusion; `no`, `partly`, a failed, truncated or non-JSON call, or a check past the prompt's
 `max_checks` shows the finding (fail open to showing). One call per exclusion rather than one per ADR,
-so that no verdict can lean on another. No unsure exclusion, no call.
+so that no verdict can lean on another. No exclusion to check, no call.
 """
 
 from __future__ import annotations
