@@ -1,0 +1,120 @@
+"""Parse many ADR files on the machine's cores: a cold index of a large folder spends most of its time
+in the parser (pure Python, one core), so the files are parsed in forked worker processes when there
+are enough of them and more than one core to use.
+
+`parse_files(items)` gives, for each (relative path, bytes), what `parse_adr` gives: the Adr, or the
+AdrParseError for that file, in the order given, whichever way they were parsed. The pool is used
+only with the "fork" start method (the workers inherit the inputs and the imported parser: nothing
+is re-imported or sent to them but the index of their share), at least MIN_PARALLEL files and two
+usable cores, with at most MAX_WORKERS workers; anything else, or a pool that cannot start or
+loses a worker (killed, out of memory), parses in this process, so the outcome never depends on it.
+"""
+
+from __future__ import annotations
+
+import logging
+import multiprocessing
+import os
+from collections.abc import Sequence
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+
+from adr_review.core.adr import Adr, AdrParseError, parse_adr
+
+log = logging.getLogger("adr_review.index")
+
+MIN_PARALLEL = 64  # fewer files parse faster than a pool starts
+MAX_WORKERS = 4
+BATCH_BYTES = 64 << 20  # input held at once (FileParser)
+_SHARES_PER_WORKER = 4  # files differ in size: several shares per worker even out the load
+
+Outcome = Adr | AdrParseError
+_inputs: Sequence[tuple[str, bytes]] = ()  # what a forked worker parses (set before the fork)
+
+
+class FileParser:
+    """Files handed in one by one (`add`), parsed in batches of at most BATCH_BYTES of input (memory
+    stays bounded on a folder of large files); `outcomes()` gives them all, in the order added."""
+
+    def __init__(self, max_bytes: int) -> None:
+        self.max_bytes = max_bytes
+        self._done: list[Outcome] = []
+        self._pending: list[tuple[str, bytes]] = []
+        self._size = 0
+
+    def add(self, path: str, data: bytes) -> None:
+        self._pending.append((path, data))
+        self._size += len(data)
+        if self._size > BATCH_BYTES:
+            self._flush()
+
+    def outcomes(self) -> list[Outcome]:
+        self._flush()
+        return self._done
+
+    def _flush(self) -> None:
+        self._done += parse_files(self._pending, max_bytes=self.max_bytes)
+        self._pending, self._size = [], 0
+
+
+def parse_files(items: Sequence[tuple[str, bytes]], *, max_bytes: int) -> list[Outcome]:
+    """`parse_adr` of each (path, data), in order: an Adr or that file's AdrParseError."""
+    workers = _workers(len(items))
+    if workers > 1:
+        try:
+            return _parse_forked(items, workers, max_bytes)
+        except (BrokenProcessPool, OSError) as exc:  # a worker died, or no process could be made
+            log.warning("parsing in %d processes failed (%s): parsing in this one", workers, exc)
+    return _parse_range(items, 0, len(items), max_bytes)
+
+
+def usable_cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # not on Linux
+        return os.cpu_count() or 1
+
+
+def _workers(n_files: int) -> int:
+    if n_files < MIN_PARALLEL or "fork" not in multiprocessing.get_all_start_methods():
+        return 1
+    return min(usable_cores(), MAX_WORKERS)
+
+
+def _parse_forked(items: Sequence[tuple[str, bytes]], workers: int, max_bytes: int) -> list[Outcome]:
+    global _inputs
+    n = len(items)
+    shares = workers * _SHARES_PER_WORKER
+    bounds = [(n * i // shares, n * (i + 1) // shares) for i in range(shares)]
+    _inputs = items
+    try:
+        with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork")) as pool:
+            futures = [pool.submit(_parse_share, lo, hi, max_bytes) for lo, hi in bounds]
+            out: list[Outcome] = []
+            for future in futures:
+                out.extend(_outcome(r) for r in future.result())
+            return out
+    finally:
+        _inputs = ()
+
+
+def _parse_share(lo: int, hi: int, max_bytes: int) -> list[Adr | tuple[str, str]]:
+    """In a worker: its share of the inherited inputs (an error as (path, reason): it pickles)."""
+    return [
+        (r.path, r.reason) if isinstance(r, AdrParseError) else r
+        for r in _parse_range(_inputs, lo, hi, max_bytes)
+    ]
+
+
+def _outcome(result: Adr | tuple[str, str]) -> Outcome:
+    return AdrParseError(*result) if isinstance(result, tuple) else result
+
+
+def _parse_range(items: Sequence[tuple[str, bytes]], lo: int, hi: int, max_bytes: int) -> list[Outcome]:
+    out: list[Outcome] = []
+    for path, data in items[lo:hi]:
+        try:
+            out.append(parse_adr(path, data, max_bytes=max_bytes))
+        except AdrParseError as exc:
+            out.append(exc)
+    return out

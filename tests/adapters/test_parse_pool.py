@@ -1,0 +1,104 @@
+"""A large folder is parsed in forked workers (parse_pool.py): the outcome, ADRs and per-file errors in
+file order, is the one parsing in this process gives, whether the pool is used, not used (a small
+folder, one core) or loses a worker."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from pathlib import Path
+
+import pytest
+
+from adr_review.adapters import parse_pool
+from adr_review.adapters.adr_files import load_adr_folder, load_adr_folder_cached
+from adr_review.core.adr import Adr, parse_adr
+
+
+def _folder(root: Path, n: int) -> Path:
+    root.mkdir()
+    for i in range(n):
+        if i % 17 == 5:
+            (root / f"{i:04d}-empty.md").write_text("  \n")
+        elif i % 17 == 9:
+            (root / f"{i:04d}-binary.md").write_bytes(b"# ADR\x00\x01")
+        else:
+            name = f"{i - 1:04d}-again-{i}.md" if i % 23 == 1 else f"{i:04d}-decision-{i}.md"  # an id twice
+            (root / name).write_text(
+                f"# {i}. Decision {i}\n\nStatus: accepted\n\n## Context\n\nSee ADR-{i + 1} and "
+                f"[the next one]({i + 1:04d}-decision-{i + 1}.md), *not* `ADR-999`.\n"
+            )
+    return root
+
+
+def _pid_marking(monkeypatch: pytest.MonkeyPatch, die_in_worker: str | None = None) -> None:
+    """parse_adr that records the parsing process in `extra` (and dies in a worker on one file)."""
+
+    def parse(path: str, data: bytes, *, max_bytes: int = 1_000_000) -> Adr:
+        if path == die_in_worker and os.getpid() != main:
+            os._exit(1)
+        adr = parse_adr(path, data, max_bytes=max_bytes)
+        return dataclasses.replace(adr, extra={**adr.extra, "pid": str(os.getpid())})
+
+    main = os.getpid()
+    monkeypatch.setattr(parse_pool, "parse_adr", parse)
+
+
+def _serial(monkeypatch: pytest.MonkeyPatch, root: Path) -> tuple[list[Adr], list[tuple[str, str]]]:
+    with monkeypatch.context() as m:
+        m.setattr(parse_pool, "usable_cores", lambda: 1)
+        adrs, errors = load_adr_folder(root)
+    return _unmarked(adrs), [(e.path, e.reason) for e in errors]
+
+
+def _unmarked(adrs: list[Adr]) -> list[Adr]:
+    return [dataclasses.replace(a, extra={k: v for k, v in a.extra.items() if k != "pid"}) for a in adrs]
+
+
+@pytest.fixture
+def two_cores(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(parse_pool, "usable_cores", lambda: 2)
+
+
+def test_a_large_folder_is_parsed_in_workers_with_the_same_outcome(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, two_cores: None
+) -> None:
+    root = _folder(tmp_path / "adrs", 2 * parse_pool.MIN_PARALLEL)
+    _pid_marking(monkeypatch)
+    expected = _serial(monkeypatch, root)
+    adrs, errors = load_adr_folder(root)
+    assert str(os.getpid()) not in {a.extra["pid"] for a in adrs}
+    assert (_unmarked(adrs), [(e.path, e.reason) for e in errors]) == expected
+    assert len(expected[1]) == sum(1 for i in range(2 * parse_pool.MIN_PARALLEL) if i % 17 in (5, 9))
+    assert any("also the id of" in note for a in adrs for note in a.notes)
+
+
+def test_the_cached_loader_gives_the_same_outcome_cold_and_warm(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, two_cores: None
+) -> None:
+    root = _folder(tmp_path / "adrs", 2 * parse_pool.MIN_PARALLEL)
+    _pid_marking(monkeypatch)
+    expected = _serial(monkeypatch, root)
+    for _run in ("cold", "warm"):
+        adrs, errors = load_adr_folder_cached(root, tmp_path / "store" / "parsed.json")
+        assert (_unmarked(adrs), [(e.path, e.reason) for e in errors]) == expected
+
+
+def test_a_small_folder_is_parsed_in_this_process(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, two_cores: None
+) -> None:
+    root = _folder(tmp_path / "adrs", parse_pool.MIN_PARALLEL - 1)
+    _pid_marking(monkeypatch)
+    adrs, _errors = load_adr_folder(root)
+    assert {a.extra["pid"] for a in adrs} == {str(os.getpid())}
+
+
+def test_a_worker_that_dies_costs_time_not_the_outcome(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, two_cores: None, caplog: pytest.LogCaptureFixture
+) -> None:
+    root = _folder(tmp_path / "adrs", 2 * parse_pool.MIN_PARALLEL)
+    expected = _serial(monkeypatch, root)
+    _pid_marking(monkeypatch, die_in_worker="0100-decision-100.md")
+    adrs, errors = load_adr_folder(root)
+    assert (_unmarked(adrs), [(e.path, e.reason) for e in errors]) == expected
+    assert "parsing in this one" in caplog.text
