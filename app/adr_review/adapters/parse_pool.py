@@ -13,11 +13,8 @@ loses a worker (killed, out of memory), parses in this process, so the outcome n
 from __future__ import annotations
 
 import logging
-import multiprocessing
 import os
 from collections.abc import Sequence
-from concurrent.futures import ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
 
 from adr_review.core.adr import Adr, AdrParseError, parse_adr
 
@@ -61,6 +58,8 @@ def parse_files(items: Sequence[tuple[str, bytes]], *, max_bytes: int) -> list[O
     """`parse_adr` of each (path, data), in order: an Adr or that file's AdrParseError."""
     workers = _workers(len(items))
     if workers > 1:
+        from concurrent.futures.process import BrokenProcessPool  # not imported by a small parse
+
         try:
             return _parse_forked(items, workers, max_bytes)
         except (BrokenProcessPool, OSError) as exc:  # a worker died, or no process could be made
@@ -76,12 +75,19 @@ def usable_cores() -> int:
 
 
 def _workers(n_files: int) -> int:
-    if n_files < MIN_PARALLEL or "fork" not in multiprocessing.get_all_start_methods():
+    if n_files < MIN_PARALLEL:
+        return 1
+    import multiprocessing
+
+    if "fork" not in multiprocessing.get_all_start_methods():
         return 1
     return min(usable_cores(), MAX_WORKERS)
 
 
 def _parse_forked(items: Sequence[tuple[str, bytes]], workers: int, max_bytes: int) -> list[Outcome]:
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
     global _inputs
     n = len(items)
     shares = workers * _SHARES_PER_WORKER
