@@ -12,7 +12,7 @@ import pytest
 
 from adr_review.adapters import parse_pool
 from adr_review.adapters.adr_files import load_adr_folder, load_adr_folder_cached
-from adr_review.core.adr import Adr, parse_adr
+from adr_review.core.adr import Adr, AdrParseError, parse_adr
 
 
 def _folder(root: Path, n: int) -> Path:
@@ -44,15 +44,12 @@ def _pid_marking(monkeypatch: pytest.MonkeyPatch, die_in_worker: str | None = No
     monkeypatch.setattr(parse_pool, "parse_adr", parse)
 
 
-def _serial(monkeypatch: pytest.MonkeyPatch, root: Path) -> tuple[list[Adr], list[tuple[str, str]]]:
-    with monkeypatch.context() as m:
-        m.setattr(parse_pool, "usable_cores", lambda: 1)
-        adrs, errors = load_adr_folder(root)
-    return _unmarked(adrs), [(e.path, e.reason) for e in errors]
+Outcome = tuple[list[Adr], list[tuple[str, str]]]
 
 
-def _unmarked(adrs: list[Adr]) -> list[Adr]:
-    return [dataclasses.replace(a, extra={k: v for k, v in a.extra.items() if k != "pid"}) for a in adrs]
+def _outcome(adrs: list[Adr], errors: list[AdrParseError]) -> Outcome:
+    unmarked = [dataclasses.replace(a, extra={k: v for k, v in a.extra.items() if k != "pid"}) for a in adrs]
+    return unmarked, [(e.path, e.reason) for e in errors]
 
 
 @pytest.fixture
@@ -60,28 +57,34 @@ def two_cores(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(parse_pool, "usable_cores", lambda: 2)
 
 
-def test_a_large_folder_is_parsed_in_workers_with_the_same_outcome(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, two_cores: None
-) -> None:
+@pytest.fixture
+def large(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, two_cores: None) -> tuple[Path, Outcome]:
+    """A folder large enough for the pool, and its outcome parsed in this process (one usable core)."""
     root = _folder(tmp_path / "adrs", 2 * parse_pool.MIN_PARALLEL)
+    with monkeypatch.context() as m:
+        m.setattr(parse_pool, "usable_cores", lambda: 1)
+        return root, _outcome(*load_adr_folder(root))
+
+
+def test_a_large_folder_is_parsed_in_workers_with_the_same_outcome(
+    large: tuple[Path, Outcome], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root, expected = large
     _pid_marking(monkeypatch)
-    expected = _serial(monkeypatch, root)
     adrs, errors = load_adr_folder(root)
     assert str(os.getpid()) not in {a.extra["pid"] for a in adrs}
-    assert (_unmarked(adrs), [(e.path, e.reason) for e in errors]) == expected
+    assert _outcome(adrs, errors) == expected
     assert len(expected[1]) == sum(1 for i in range(2 * parse_pool.MIN_PARALLEL) if i % 17 in (5, 9))
-    assert any("also the id of" in note for a in adrs for note in a.notes)
+    assert any("also the id of" in note for a in expected[0] for note in a.notes)
 
 
 def test_the_cached_loader_gives_the_same_outcome_cold_and_warm(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, two_cores: None
+    large: tuple[Path, Outcome], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    root = _folder(tmp_path / "adrs", 2 * parse_pool.MIN_PARALLEL)
+    root, expected = large
     _pid_marking(monkeypatch)
-    expected = _serial(monkeypatch, root)
     for _run in ("cold", "warm"):
-        adrs, errors = load_adr_folder_cached(root, tmp_path / "store" / "parsed.json")
-        assert (_unmarked(adrs), [(e.path, e.reason) for e in errors]) == expected
+        assert _outcome(*load_adr_folder_cached(root, tmp_path / "store" / "parsed.json")) == expected
 
 
 def test_a_small_folder_is_parsed_in_this_process(
@@ -94,11 +97,9 @@ def test_a_small_folder_is_parsed_in_this_process(
 
 
 def test_a_worker_that_dies_costs_time_not_the_outcome(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, two_cores: None, caplog: pytest.LogCaptureFixture
+    large: tuple[Path, Outcome], monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
-    root = _folder(tmp_path / "adrs", 2 * parse_pool.MIN_PARALLEL)
-    expected = _serial(monkeypatch, root)
+    root, expected = large
     _pid_marking(monkeypatch, die_in_worker="0100-decision-100.md")
-    adrs, errors = load_adr_folder(root)
-    assert (_unmarked(adrs), [(e.path, e.reason) for e in errors]) == expected
+    assert _outcome(*load_adr_folder(root)) == expected
     assert "parsing in this one" in caplog.text
