@@ -103,3 +103,43 @@ def test_a_worker_that_dies_costs_time_not_the_outcome(
     _pid_marking(monkeypatch, die_in_worker="0100-decision-100.md")
     assert _outcome(*load_adr_folder(root)) == expected
     assert "parsing in this one" in caplog.text
+
+
+def _items(root: Path) -> list[tuple[str, bytes]]:
+    return [(p.name, p.read_bytes()) for p in sorted(root.iterdir())]
+
+
+def test_this_process_does_the_callers_next_step_while_workers_parse(
+    large: tuple[Path, Outcome], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root, _expected = large
+    _pid_marking(monkeypatch)
+    called: list[int] = []
+    out = parse_pool.parse_files(_items(root), max_bytes=10_000, meanwhile=lambda: called.append(os.getpid()))
+    assert called == [os.getpid()]
+    assert str(os.getpid()) not in {r.extra["pid"] for r in out if isinstance(r, Adr)}
+
+
+def test_a_failing_step_meanwhile_changes_nothing(
+    large: tuple[Path, Outcome], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root, _expected = large
+    items = _items(root)
+    plain = parse_pool.parse_files(items, max_bytes=10_000)
+
+    def fail() -> None:
+        raise OSError("the store cannot be opened")  # the sync opens it again and reports it
+
+    _pid_marking(monkeypatch)
+    out = parse_pool.parse_files(items, max_bytes=10_000, meanwhile=fail)
+    assert str(os.getpid()) not in {r.extra["pid"] for r in out if isinstance(r, Adr)}  # no fallback
+    assert [_outcome([r], []) if isinstance(r, Adr) else r.reason for r in out] == [
+        _outcome([r], []) if isinstance(r, Adr) else r.reason for r in plain
+    ]
+
+
+def test_a_parse_in_this_process_leaves_the_next_step_to_the_caller(tmp_path: Path) -> None:
+    root = _folder(tmp_path / "adrs", parse_pool.MIN_PARALLEL - 1)
+    called: list[int] = []
+    parse_pool.parse_files(_items(root), max_bytes=10_000, meanwhile=lambda: called.append(1))
+    assert called == []

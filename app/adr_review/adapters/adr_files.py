@@ -15,7 +15,7 @@ import fnmatch
 import hashlib
 import os
 import posixpath
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -179,11 +179,11 @@ def dedupe_ids(adrs: list[Adr]) -> list[Adr]:
 
 
 def load_adr_folder_cached(
-    root: Path, cache_file: Path | None = None
+    root: Path, cache_file: Path | None = None, *, meanwhile: Callable[[], object] | None = None
 ) -> tuple[list[Adr], list[AdrParseError]]:
     """`load_adr_folder`, reusing earlier parses of unchanged files (same bytes, same parser): the
     parses are kept in `cache_file` (JSON, beside the index; app/adr_review/adapters/parse_cache.py). A file
-    whose size and mtime are unchanged is not read at all."""
+    whose size and mtime are unchanged is not read at all. `meanwhile`: see parse_pool.parse_files."""
     if cache_file is None or not root.is_dir():
         return load_adr_folder(root)
     from adr_review.adapters import parse_cache
@@ -218,7 +218,7 @@ def load_adr_folder_cached(
             rows.append((rel, st, digest, None, False))
         except AdrParseError as exc:
             rows.append((rel, st, digest, exc, True))
-    parsed = iter(parser.outcomes())
+    parsed = iter(parser.outcomes(meanwhile))
     adrs: list[Adr] = []
     for rel, st, digest, known, record in rows:
         outcome = next(parsed) if known is None else known

@@ -194,6 +194,10 @@ class ChromaAdrIndex(IndexSearch):
         mirror = IndexMirror.load(self.store_dir, self.collection_name)
         return mirror if mirror is not None and mirror.config == self._config_key() else None
 
+    def open_store(self) -> None:
+        """Open the Chroma client now, ahead of a sync that will (import chromadb, start the store)."""
+        self._client  # noqa: B018
+
     @property
     def _client(self) -> Any:
         """The Chroma client, opened on first use: a recall on a fresh index never needs it."""

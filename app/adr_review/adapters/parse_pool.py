@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from adr_review.core.adr import Adr, AdrParseError, parse_adr
 
@@ -45,23 +45,29 @@ class FileParser:
         if self._size > BATCH_BYTES:
             self._flush()
 
-    def outcomes(self) -> list[Outcome]:
-        self._flush()
+    def outcomes(self, meanwhile: Callable[[], object] | None = None) -> list[Outcome]:
+        """All outcomes; `meanwhile` as in parse_files, for the last batch (no fork follows it)."""
+        self._flush(meanwhile)
         return self._done
 
-    def _flush(self) -> None:
-        self._done += parse_files(self._pending, max_bytes=self.max_bytes)
+    def _flush(self, meanwhile: Callable[[], object] | None = None) -> None:
+        self._done += parse_files(self._pending, max_bytes=self.max_bytes, meanwhile=meanwhile)
         self._pending, self._size = [], 0
 
 
-def parse_files(items: Sequence[tuple[str, bytes]], *, max_bytes: int) -> list[Outcome]:
-    """`parse_adr` of each (path, data), in order: an Adr or that file's AdrParseError."""
+def parse_files(
+    items: Sequence[tuple[str, bytes]], *, max_bytes: int, meanwhile: Callable[[], object] | None = None
+) -> list[Outcome]:
+    """`parse_adr` of each (path, data), in order: an Adr or that file's AdrParseError. When they are
+    parsed in workers, this process calls `meanwhile` while it waits for them (work the caller does
+    next anyway, such as opening the index's store); its errors are ignored, so it must be work
+    that is done again, and fails where it belongs, when it is needed."""
     workers = _workers(len(items))
     if workers > 1:
         from concurrent.futures.process import BrokenProcessPool  # not imported by a small parse
 
         try:
-            return _parse_forked(items, workers, max_bytes)
+            return _parse_forked(items, workers, max_bytes, meanwhile)
         except (BrokenProcessPool, OSError) as exc:  # a worker died, or no process could be made
             log.warning("parsing in %d processes failed (%s): parsing in this one", workers, exc)
     return _parse_range(items, 0, len(items), max_bytes)
@@ -84,7 +90,9 @@ def _workers(n_files: int) -> int:
     return min(usable_cores(), MAX_WORKERS)
 
 
-def _parse_forked(items: Sequence[tuple[str, bytes]], workers: int, max_bytes: int) -> list[Outcome]:
+def _parse_forked(
+    items: Sequence[tuple[str, bytes]], workers: int, max_bytes: int, meanwhile: Callable[[], object] | None
+) -> list[Outcome]:
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
@@ -96,6 +104,11 @@ def _parse_forked(items: Sequence[tuple[str, bytes]], workers: int, max_bytes: i
     try:
         with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork")) as pool:
             futures = [pool.submit(_parse_share, lo, hi, max_bytes) for lo, hi in bounds]
+            if meanwhile is not None:  # the workers are forked by now: nothing it starts is inherited
+                try:
+                    meanwhile()
+                except Exception as exc:  # noqa: BLE001 - done again where it is needed
+                    log.debug("while parsing: %s", exc)
             out: list[Outcome] = []
             for future in futures:
                 out.extend(_outcome(r) for r in future.result())
