@@ -97,7 +97,12 @@ def test_only_an_embedded_store_trusts_its_mirror_alone(
     assert fresh._fresh_mirror() is not None and fresh._chroma is None  # nothing of Chroma opened
 
     opened: list[Path] = []
-    monkeypatch.setattr(chroma_store, "open_chroma_client", lambda path: (opened.append(path), None))
+
+    def opening(path: Path) -> tuple[None, None]:
+        opened.append(path)
+        return None, None
+
+    monkeypatch.setattr(chroma_store, "open_chroma_client", opening)
     monkeypatch.setattr(chroma_store, "_server", ("http://chroma.invalid:8000", None))
     on_server = open_index_for(folder, store)
     assert opened == [store] and on_server._fresh_mirror() is None
