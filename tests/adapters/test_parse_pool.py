@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import threading
 from pathlib import Path
 
 import pytest
@@ -94,6 +95,24 @@ def test_a_small_folder_is_parsed_in_this_process(
     _pid_marking(monkeypatch)
     adrs, _errors = load_adr_folder(root)
     assert {a.extra["pid"] for a in adrs} == {str(os.getpid())}
+
+
+def test_a_process_with_other_threads_parses_in_itself(
+    large: tuple[Path, Outcome], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A fork copies one thread: a lock another thread holds (the App's threads) would stay held."""
+    root, expected = large
+    _pid_marking(monkeypatch)
+    release = threading.Event()
+    other = threading.Thread(target=release.wait)
+    other.start()
+    try:
+        adrs, errors = load_adr_folder(root)
+    finally:
+        release.set()
+        other.join()
+    assert {a.extra["pid"] for a in adrs} == {str(os.getpid())}
+    assert _outcome(adrs, errors) == expected
 
 
 def test_a_worker_that_dies_costs_time_not_the_outcome(

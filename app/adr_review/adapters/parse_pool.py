@@ -5,15 +5,17 @@ are enough of them and more than one core to use.
 `parse_files(items)` gives, for each (relative path, bytes), what `parse_adr` gives: the Adr, or the
 AdrParseError for that file, in the order given, whichever way they were parsed. The pool is used
 only with the "fork" start method (the workers inherit the inputs and the imported parser: nothing
-is re-imported or sent to them but the index of their share), at least MIN_PARALLEL files and two
-usable cores, with at most MAX_WORKERS workers; anything else, or a pool that cannot start or
-loses a worker (killed, out of memory), parses in this process, so the outcome never depends on it.
+is re-imported or sent to them but the index of their share), from a process with one thread, for
+at least MIN_PARALLEL files and with two usable cores, at most MAX_WORKERS workers; anything else,
+or a pool that cannot start or loses a worker (killed, out of memory), parses in this process, so
+the outcome never depends on it.
 """
 
 from __future__ import annotations
 
 import logging
 import os
+import threading
 from collections.abc import Callable, Sequence
 
 from adr_review.core.adr import Adr, AdrParseError, parse_adr
@@ -85,7 +87,9 @@ def _workers(n_files: int) -> int:
         return 1
     import multiprocessing
 
-    if "fork" not in multiprocessing.get_all_start_methods():
+    # A fork copies only the calling thread: with others running (the App's web and worker threads)
+    # a lock one of them holds would stay held in the child. Only a one-thread process forks.
+    if "fork" not in multiprocessing.get_all_start_methods() or threading.active_count() > 1:
         return 1
     return min(usable_cores(), MAX_WORKERS)
 
@@ -101,6 +105,7 @@ def _parse_forked(
     shares = workers * _SHARES_PER_WORKER
     bounds = [(n * i // shares, n * (i + 1) // shares) for i in range(shares)]
     _inputs = items
+    log.debug("parsing %d files in %d processes", n, workers)
     try:
         with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork")) as pool:
             futures = [pool.submit(_parse_share, lo, hi, max_bytes) for lo, hi in bounds]
