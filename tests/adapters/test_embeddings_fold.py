@@ -1,4 +1,4 @@
-"""The offline embedder folds each chunk once, without the whitespace folding that cannot change its
+"""The offline embedder folds each chunk once (core.text.token_form), without the whitespace folding that cannot change its
 n-gram streams, and counts n-grams without np.unique's generality: the vectors must be bit for bit
 those of the plain definition (adr_review.core.text.normalize, np.unique, the hiragana filter always on)."""
 
@@ -15,10 +15,9 @@ from adr_review.adapters.embeddings import (
     _OTHER_WORD,
     HashedNgramEmbedder,
     _fmix64,
-    _fold,
 )
 from adr_review.core.chunking import chunk_text
-from adr_review.core.text import normalize
+from adr_review.core.text import normalize, token_form
 
 CORPORA = Path(__file__).resolve().parents[1] / "fixtures" / "corpora"
 TRICKY = [
@@ -76,8 +75,8 @@ def _stream(dim: int, s: str, sizes: tuple[int, ...]) -> np.ndarray:
 
 @pytest.mark.parametrize("text", TRICKY)
 def test_folding_keeps_both_streams(text: str) -> None:
-    assert _CJK_RUN.findall(_fold(text)) == _CJK_RUN.findall(normalize(text))
-    assert _OTHER_WORD.findall(_fold(text)) == _OTHER_WORD.findall(normalize(text))
+    assert _CJK_RUN.findall(token_form(text)) == _CJK_RUN.findall(normalize(text))
+    assert _OTHER_WORD.findall(token_form(text)) == _OTHER_WORD.findall(normalize(text))
 
 
 def test_vectors_equal_the_definition_bit_for_bit() -> None:

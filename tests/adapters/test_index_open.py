@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from adr_review.adapters import adr_files
+from adr_review.adapters import adr_files, parse_pool
 from adr_review.adapters.adr_files import load_adr_folder, load_adr_folder_cached
 from adr_review.adapters.index_open import fusion_params, open_index_for, qualify_cosine_for
 from adr_review.config import RetrievalConfig
@@ -34,13 +34,13 @@ def test_cached_load_equals_a_fresh_parse_and_parses_only_changed_files(
     assert cache.is_file()
 
     parsed: list[str] = []
-    real = adr_files.parse_adr
+    real = parse_pool.parse_adr
 
     def counting(rel: str, data: bytes, **kw: object):
         parsed.append(rel)
         return real(rel, data, **kw)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(adr_files, "parse_adr", counting)
+    monkeypatch.setattr(parse_pool, "parse_adr", counting)  # where the folder loaders parse
     again = load_adr_folder_cached(folder, cache)
     assert parsed == [] and again[0] == expected[0]  # duplicate ids are still de-duplicated
     assert [e.path for e in again[1]] == ["0003-empty.md"]

@@ -21,6 +21,7 @@ PROBE = (
     "from adr_review.cli import main\n"
     "with contextlib.redirect_stdout(io.StringIO()):\n"
     "    code = main(sys.argv[1:])\n"
+    "print('PARSE_POOL=%s' % sorted(m for m in ('multiprocessing', 'concurrent.futures') if m in sys.modules))\n"
     "print('EXIT=%s CHROMADB=%s' % (code, 'chromadb' in sys.modules))\n"
     "print('MODEL_ONLY=%s' % sorted(m for m in ('jsonschema', 'jinja2', 'pydantic_settings') if m in sys.modules))\n"
 )
@@ -57,6 +58,8 @@ def test_an_offline_recall_on_a_fresh_index_never_imports_what_only_a_model_need
         [sys.executable, "-c", PROBE, *args], capture_output=True, text=True, check=True, timeout=120
     ).stdout
     assert out.strip().splitlines()[-1] == "MODEL_ONLY=[]"
+    # the parser's process pool (parse_pool.py) is for a large folder to parse, never for a recall
+    assert out.strip().splitlines()[-3] == "PARSE_POOL=[]"
 
 
 def write_settled(path: Path, text: str) -> None:
@@ -94,7 +97,12 @@ def test_only_an_embedded_store_trusts_its_mirror_alone(
     assert fresh._fresh_mirror() is not None and fresh._chroma is None  # nothing of Chroma opened
 
     opened: list[Path] = []
-    monkeypatch.setattr(chroma_store, "open_chroma_client", lambda path: (opened.append(path), None))
+
+    def opening(path: Path) -> tuple[None, None]:
+        opened.append(path)
+        return None, None
+
+    monkeypatch.setattr(chroma_store, "open_chroma_client", opening)
     monkeypatch.setattr(chroma_store, "_server", ("http://chroma.invalid:8000", None))
     on_server = open_index_for(folder, store)
     assert opened == [store] and on_server._fresh_mirror() is None

@@ -12,10 +12,16 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import adr_review.core.adr.parse as parse_module
-from adr_review.adapters import embeddings
 from adr_review.core.adr import AdrParseError, canonical_id_key, fold_id, parse_adr
 from adr_review.core.serde import to_dict
-from adr_review.core.text import MAX_NON_STARTERS, cap_non_starters, nfkc, normalize, normalize_for_match
+from adr_review.core.text import (
+    MAX_NON_STARTERS,
+    cap_non_starters,
+    nfkc,
+    normalize,
+    normalize_for_match,
+    token_form,
+)
 
 HANG_DEADLINE_S = 60.0  # a hang detector, not a budget: the capped work takes milliseconds
 
@@ -89,18 +95,20 @@ def test_a_run_of_combining_marks_keeps_at_most_the_cap(marks: int, kept: int) -
 
 
 def test_every_nfkc_of_untrusted_text_is_the_capped_one() -> None:
-    """normalize(), normalize_for_match() and the offline embedding's fold all cap first: 450,000
-    marks (a 900 kB past ADR) finish long before the hang detector's deadline (minutes uncapped)."""
+    """normalize(), normalize_for_match() and token_form() (the BM25 terms' and the offline embedding's
+    fold) all cap first: 450,000 marks (a 900 kB past ADR) finish long before the hang detector's
+    deadline (minutes uncapped)."""
     text = "x" + ALTERNATING * 225_000
     results: list[str] = []
 
     def work() -> None:
-        results.extend([normalize(text), normalize_for_match(text), embeddings._fold(text)])
+        results.extend([normalize(text), normalize_for_match(text), token_form(text)])
 
     worker = threading.Thread(target=work, daemon=True)
     worker.start()
     worker.join(HANG_DEADLINE_S)
     assert not worker.is_alive(), f"NFKC of 450,000 marks still running after {HANG_DEADLINE_S} s"
+    assert len(results) == 3  # an exception in the thread leaves none
     assert all(_longest_non_starter_run(r) == MAX_NON_STARTERS for r in results)
 
 

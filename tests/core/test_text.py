@@ -6,6 +6,7 @@ from adr_review.core.text import (
     normalize,
     normalize_for_match,
     search_tokens,
+    token_form,
     tokenize,
 )
 
@@ -61,6 +62,36 @@ def test_search_tokens(text: str, expected: list[str]) -> None:
 )
 def test_search_tokens_equal_tokenize_without_hiragana(text: str) -> None:
     assert search_tokens(text) == tokenize(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Tabs\tand\n\nnew lines,  double  spaces\u00a0and NBSP",
+        "zero\u200bwidth join\u200dme \ufeffBOM and word\u2060joiner",  # invisible, in non-ASCII text
+        "ＦＵＬＬＷＩＤＴＨ ｶﾀｶﾅ ① ﬁne Straße",
+        "line\u2028separator\x1cfile separator\x85next line",
+        "   leading and trailing   ",
+        "日本語\u3000の 文章",
+        "",
+    ],
+)
+def test_token_form_is_normalize_but_for_whitespace(text: str) -> None:
+    # what the token patterns read: no whitespace is ever part of a token, so the folding is skipped
+    assert token_form(text).split() == normalize(text).split()
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("zero\u200bwidth \ufeffBOM", "zerowidth bom"),  # invisible characters out
+        ("ＡＢＣ\u2060ｶﾀｶﾅ  Tab\t", "abcカタカナ  tab\t"),  # NFKC, case folded, whitespace kept
+        ("Straße", "strasse"),
+        ("plain ASCII\n", "plain ascii\n"),
+    ],
+)
+def test_token_form(text: str, expected: str) -> None:
+    assert token_form(text) == expected
 
 
 def test_no_search_token_mixes_hiragana_with_other_characters() -> None:

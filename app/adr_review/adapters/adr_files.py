@@ -15,10 +15,11 @@ import fnmatch
 import hashlib
 import os
 import posixpath
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from adr_review.adapters.parse_pool import FileParser
 from adr_review.core.adr import Adr, AdrParseError, canonical_id_key, parse_adr
 from adr_review.core.adr_paths import (
     adr_stem,
@@ -136,11 +137,21 @@ def load_adr_folder(
     if not root.is_dir():
         return [], [AdrParseError(str(root), "ADR folder does not exist")]
     files, errors = scan_adr_folder(root, patterns)
+    parser = FileParser(max_bytes)  # on several cores for a large folder (parse_pool.py)
+    unread: list[AdrParseError | None] = []
     for path, rel in files:
         try:
-            adrs.append(read_adr_file(path, rel, max_bytes=max_bytes))
+            parser.add(rel, read_bounded(path, rel, max_bytes))
+            unread.append(None)
         except AdrParseError as exc:
-            errors.append(exc)
+            unread.append(exc)
+    parsed = iter(parser.outcomes())
+    for failed in unread:
+        outcome = failed if failed is not None else next(parsed)
+        if isinstance(outcome, AdrParseError):
+            errors.append(outcome)
+        else:
+            adrs.append(outcome)
     return dedupe_ids(adrs), errors
 
 
@@ -168,18 +179,21 @@ def dedupe_ids(adrs: list[Adr]) -> list[Adr]:
 
 
 def load_adr_folder_cached(
-    root: Path, cache_file: Path | None = None
+    root: Path, cache_file: Path | None = None, *, meanwhile: Callable[[], object] | None = None
 ) -> tuple[list[Adr], list[AdrParseError]]:
     """`load_adr_folder`, reusing earlier parses of unchanged files (same bytes, same parser): the
     parses are kept in `cache_file` (JSON, beside the index; app/adr_review/adapters/parse_cache.py). A file
-    whose size and mtime are unchanged is not read at all."""
+    whose size and mtime are unchanged is not read at all. `meanwhile`: see parse_pool.parse_files."""
     if cache_file is None or not root.is_dir():
         return load_adr_folder(root)
     from adr_review.adapters import parse_cache
 
     cache = parse_cache.ParseCache(cache_file, _parser_version())
-    adrs: list[Adr] = []
     files, errors = scan_adr_folder(root)
+    # What the cache has, the rest parsed together (parse_pool.py: on several cores), then in file order.
+    # A row: (rel, stat, digest, the cached Adr or error, or None: parse it; a read error to record).
+    rows: list[tuple[str, os.stat_result | None, str, Adr | AdrParseError | None, bool]] = []
+    parser = FileParser(MAX_BYTES)
     for path, rel in files:
         try:
             st: os.stat_result | None = path.stat()
@@ -195,20 +209,28 @@ def load_adr_folder_cached(
                 hit = cache.matching(rel, st, digest) if st is not None else None
             if hit is not None:
                 try:
-                    if "error" in hit:
-                        errors.append(AdrParseError(rel, str(hit["error"])))
-                    else:
-                        adrs.append(cache.adr(rel, hit))
+                    cached = AdrParseError(rel, str(hit["error"])) if "error" in hit else cache.adr(rel, hit)
+                    rows.append((rel, st, digest, cached, False))
                     continue
                 except (SerdeError, KeyError, TypeError, ValueError, IndexError):
                     digest = digest or hit.get("sha256", "")
-            adr = parse_adr(rel, data) if data is not None else read_adr_file(path, rel)
-            adrs.append(adr)
-            cache.put_adr(rel, adr, st)
+            parser.add(rel, data if data is not None else read_bounded(path, rel))
+            rows.append((rel, st, digest, None, False))
         except AdrParseError as exc:
-            errors.append(exc)
-            if st is not None and (digest or st.st_size > MAX_BYTES):  # a file too large: not opened again
-                cache.put_error(rel, exc.reason, st, digest)
+            rows.append((rel, st, digest, exc, True))
+    parsed = iter(parser.outcomes(meanwhile))
+    adrs: list[Adr] = []
+    for rel, st, digest, known, record in rows:
+        outcome = next(parsed) if known is None else known
+        if isinstance(outcome, AdrParseError):
+            errors.append(outcome)
+            # a file too large is not opened again
+            if (record or known is None) and st is not None and (digest or st.st_size > MAX_BYTES):
+                cache.put_error(rel, outcome.reason, st, digest)
+        else:
+            adrs.append(outcome)
+            if known is None:
+                cache.put_adr(rel, outcome, st)
     cache.save()
     return dedupe_ids(adrs), errors
 

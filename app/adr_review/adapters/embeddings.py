@@ -33,7 +33,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from adr_review.core.text import _CJK_CLASS, _INVISIBLE, nfkc
+from adr_review.core.text import _CJK_CLASS, token_form
 
 OFFLINE = "offline-hash"
 CHROMA_DEFAULT = "default"
@@ -57,17 +57,6 @@ _HIRAGANA = (0x3040, 0x309F)
 # The two streams of adr_review.core.text's tokeniser: CJK runs, and words of other letters/digits.
 _CJK_RUN = re.compile(rf"[{_CJK_CLASS}]+")
 _OTHER_WORD = re.compile(rf"[^\W_{_CJK_CLASS}]+")
-_INVISIBLE_CHARS = tuple(chr(cp) for cp in _INVISIBLE)
-
-
-def _fold(text: str) -> str:
-    """adr_review.core.text.normalize without its whitespace folding, which cannot change the two streams
-    (neither pattern matches whitespace): NFKC, invisible characters out (only when there are
-    any: `str.translate` costs more than the NFKC of a whole chunk), case folded."""
-    text = nfkc(text)
-    if any(ch in text for ch in _INVISIBLE_CHARS):
-        text = text.translate(_INVISIBLE)
-    return text.casefold()
 
 
 def _fmix64(h: np.ndarray) -> np.ndarray:
@@ -118,7 +107,7 @@ class HashedNgramEmbedder:
         return out
 
     def embed_one(self, text: str) -> np.ndarray:
-        folded = _fold(text)
+        folded = token_form(text)
         cjk = _CJK_RUN.findall(folded)
         other = _OTHER_WORD.findall(folded)
         vec = np.zeros(self.dim, dtype=np.float64)

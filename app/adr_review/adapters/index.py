@@ -56,7 +56,9 @@ _BATCH = 512  # chunks per Chroma add: fewer, larger inserts are much cheaper
 _DELETE_BATCH = 1000  # ids per Chroma delete (SQLite caps the variables of one statement)
 # Small HNSW graphs: construction effort matters more than graph quality, because our searches do not
 # use the graph (dense scoring is exact, over the mirror); it serves other clients of the collection.
-_HNSW = {"space": "cosine", "ef_construction": 50, "max_neighbors": 16}
+# 32 / 8 (from 50 / 16) saves about a third of the insert's CPU; the graph's recall@10 of 200 stored
+# chunk vectors of the 644-ADR folder is 0.981 (0.989 before). Only new collections get it.
+_HNSW = {"space": "cosine", "ef_construction": 32, "max_neighbors": 8}
 
 
 class ChromaAdrIndex(IndexSearch):
@@ -191,6 +193,10 @@ class ChromaAdrIndex(IndexSearch):
             return None
         mirror = IndexMirror.load(self.store_dir, self.collection_name)
         return mirror if mirror is not None and mirror.config == self._config_key() else None
+
+    def open_store(self) -> None:
+        """Open the Chroma client now, ahead of a sync that will (import chromadb, start the store)."""
+        self._client  # noqa: B018
 
     @property
     def _client(self) -> Any:

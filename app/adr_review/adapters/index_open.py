@@ -142,7 +142,8 @@ def ensure_synced(index: ChromaAdrIndex, adr_dir: Path | str, progress: Progress
         report, errors = quick, folder.errors
         adrs = lambda: folder.adrs  # noqa: E731 - read on first use (Synced.adrs)
     else:
-        adrs, errors = load_adr_folder_cached(Path(adr_dir), cache)
+        # the store is opened while the files are parsed in other processes (a cold index)
+        adrs, errors = load_adr_folder_cached(Path(adr_dir), cache, meanwhile=index.open_store)
         report = index.sync(adrs, progress=progress)
     if errors:
         report = SyncReport(

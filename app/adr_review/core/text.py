@@ -76,14 +76,32 @@ def _cap_run(match: re.Match[str]) -> str:
     return "".join(out)
 
 
+_INVISIBLE_CHARS = tuple(chr(cp) for cp in _INVISIBLE)
+
+
+def _visible(text: str) -> str:
+    """NFKC, the invisible characters out: only when there are any (`str.translate` costs more than
+    the NFKC of the text, and an ASCII text has none)."""
+    text = nfkc(text)
+    if not text.isascii() and any(ch in text for ch in _INVISIBLE_CHARS):
+        text = text.translate(_INVISIBLE)
+    return text
+
+
 def normalize_for_match(text: str) -> str:
     """NFKC + whitespace folding: the seed's normalizeForCitationMatch (case is kept)."""
-    return fold_whitespace(nfkc(text).translate(_INVISIBLE))
+    return fold_whitespace(_visible(text))
 
 
 def normalize(text: str) -> str:
     """NFKC + case folding + whitespace folding, for search and comparison."""
     return normalize_for_match(text).casefold()
+
+
+def token_form(text: str) -> str:
+    """`normalize` without its whitespace folding, which cannot change what the token patterns find
+    (none of them matches whitespace): what `tokenize`, `search_tokens` and the offline embedding read."""
+    return _visible(text).casefold()
 
 
 def contains_verbatim(haystack: str, needle: str) -> bool:
@@ -125,7 +143,7 @@ _CJK_ANY = re.compile(rf"[{_CJK_CLASS}\U00020000-\U0002FA1F]+")
 
 def tokenize(text: str) -> list[str]:
     """Words for alphabetic scripts, overlapping bigrams for CJK runs (a lone CJK char stays a unigram)."""
-    norm = normalize(text)
+    norm = token_form(text)
     if _CJK_ANY.search(norm) is None:  # no CJK character: every token is a word (most English ADRs)
         return _TOKEN.findall(norm)
     tokens: list[str] = []
@@ -240,7 +258,7 @@ def search_tokens(text: str) -> list[str]:
     hiragana-only n-grams for the same reason. A run of nothing but hiragana keeps its bigrams, so
     text written in kana alone stays searchable. Other scripts are tokenised exactly as `tokenize`.
     """
-    norm = normalize(text)
+    norm = token_form(text)
     if _CJK_ANY.search(norm) is None:  # no CJK character: every token is a word (most English ADRs)
         return _TOKEN.findall(norm)
     tokens: list[str] = []

@@ -19,7 +19,7 @@ from adr_review.core.adr.fields import str_value
 from adr_review.core.adr.markdown import Block
 from adr_review.core.adr.model import AdrLink, LinkKind
 from adr_review.core.adr.names import ID_KEY, canonical_id_key, format_id, id_from_filename
-from adr_review.core.adr.vocabulary import FRONT_MATTER_RELATIONS, RELATION_PHRASES
+from adr_review.core.adr.vocabulary import FRONT_MATTER_RELATIONS, RELATION_HINTS, RELATION_PHRASES
 
 # Bounds that keep a hostile 1 MB file linear: relation phrases are read in the first part of a line,
 # and one ADR yields at most this many links.
@@ -29,6 +29,7 @@ MAX_LINKS = 200
 _ADR_MENTION = re.compile(
     r"(?<![\w/-])(?:M?ADR)[\s_-]?(\d{8}-\d{1,3}|\d{1,5})(?![\w])(?!\.md)(?!\.\d)", re.IGNORECASE
 )
+_MENTION_HINT = "adr"  # in every mention, case-folded: a line without it is not searched
 _TYPED_PHRASES: tuple[tuple[re.Pattern[str], LinkKind, Literal["after", "before"]], ...] = tuple(
     (re.compile(pattern, re.IGNORECASE), kind, where) for pattern, kind, where in RELATION_PHRASES
 )
@@ -176,15 +177,17 @@ def find_links(
 
     prose = [b for b in blocks if b.kind != "code"]
     lines = [_Line(t, t, ()) for t in status_texts] + [ln for b in prose for ln in _lines(b)]
-    for line in lines:
-        if _ANY_TYPED.search(line.masked[:MAX_LINE_FOR_LINKS]):
-            for kind, target in _typed_targets(path, line):
-                add(kind, target)
+    masked = "\x00".join(line.masked for line in lines).casefold()
+    if any(hint in masked for hint in RELATION_HINTS):  # most ADRs have no relation phrase at all
+        for line in lines:
+            if _ANY_TYPED.search(line.masked[:MAX_LINE_FOR_LINKS]):
+                for kind, target in _typed_targets(path, line):
+                    add(kind, target)
     # Everything else mentioned, in reading order: "ADR-N" mentions and links to sibling files.
     for line in lines[len(status_texts) :]:
         if len(order) >= MAX_LINKS:
             break
-        mentions = _ids_in(line.text)
+        mentions = _ids_in(line.text) if _MENTION_HINT in line.text.casefold() else []
         mentions += [(a, t) for a, _z, href in line.links if (t := _sibling_target(path, href))]
         for _pos, target in sorted(mentions, key=lambda x: x[0]):
             add("related", target)

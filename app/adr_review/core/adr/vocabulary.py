@@ -288,3 +288,6 @@ RELATION_PHRASES: tuple[tuple[str, LinkKind, Literal["after", "before"]], ...] =
     ),
     (r"を\s*(?:置換|置き換え|上書き)", "supersedes", "before"),
 )
+# Every match of a phrase above contains one of these, case-folded (tests/core/test_adr_links_hint.py
+# checks each pattern): a text without any has no relation phrase, and is not searched for one.
+RELATION_HINTS = ("supers", "superc", "replace", "上書き", "置換", "置き換え")
