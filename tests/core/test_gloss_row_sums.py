@@ -14,7 +14,9 @@ from adr_review.core.gloss import _row_sums, _sparse_row_sums
 def products_and_starts(draw: st.DrawFn) -> tuple[np.ndarray, np.ndarray]:
     sizes = draw(st.lists(st.integers(0, 12), min_size=0, max_size=40))
     n = sum(sizes)
-    values = draw(st.lists(st.one_of(st.just(0.0), st.floats(2.0**-20, 16.0, width=32)), min_size=n, max_size=n))
+    values = draw(
+        st.lists(st.one_of(st.just(0.0), st.floats(2.0**-20, 16.0, width=32)), min_size=n, max_size=n)
+    )
     starts = np.concatenate([[0], np.cumsum(np.asarray(sizes, dtype=np.int64))]).astype(np.int64)
     return np.asarray(values, dtype=np.float32), starts
 
