@@ -11,7 +11,8 @@ line (`lines` in the record): `simulate` replays exactly that. The floor is the 
 training cases' negatives are silent at least `--silence` of the time.
 
 Leave-one-repository-out: each repository is scored with the model and floor fitted on the others;
-those pooled figures are the held-out ones. `--write` fits on every record and writes
+those pooled figures are the held-out ones. `--exclude` leaves a repository out of everything (the
+agent-written ones: benchmarks/guard_signals.py scores them apart, held out). `--write` fits on every record and writes
 app/adr_review/core/guard_model.py; its figures on the same records are in-sample: say so.
 """
 
@@ -166,10 +167,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--write", action="store_true", help="fit on all records, write app/adr_review/core/guard_model.py"
     )
+    parser.add_argument(
+        "--exclude",
+        action="append",
+        default=[],
+        metavar="OWNER/NAME",
+        help="a repository left out of the fit and the folds (the agent-written ones, reported apart)",
+    )
     args = parser.parse_args(argv)
     global ORDER
     ORDER = args.order
-    records = json.loads(args.records.read_text())
+    records = [r for r in json.loads(args.records.read_text()) if r["repo"] not in set(args.exclude)]
     features = [f.strip() for f in args.features.split(",") if f.strip()]
     repos = sorted({r["repo"] for r in records})
     if len(repos) < 2:
