@@ -47,6 +47,7 @@ import adr_review.core.evidence as evidence  # noqa: E402
 from adr_review.adapters.adr_files import load_adr_folder  # noqa: E402
 from adr_review.core.adr import Adr  # noqa: E402
 from adr_review.core.guard import words  # noqa: E402
+from adr_review.core.guard_features import _zs  # noqa: E402
 from adr_review.evals.guard_history import adr_files_at, diff_without, git, mask, write_folder  # noqa: E402
 
 NEW = (
@@ -98,12 +99,6 @@ def diff_sides(diff: str) -> tuple[list[str], list[str], list[str]]:
         elif line.startswith(" "):
             context.append(line[1:])
     return added, removed, context
-
-
-def _zs(values: Mapping[str, float]) -> dict[str, float]:
-    mean = sum(values.values()) / max(len(values), 1)
-    std = math.sqrt(sum((v - mean) ** 2 for v in values.values()) / max(len(values), 1))
-    return {k: (v - mean) / std if std > 1e-9 else 0.0 for k, v in values.items()}
 
 
 def decision_text(adr: Adr) -> str:
