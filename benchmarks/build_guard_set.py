@@ -15,6 +15,9 @@ ADR and that touch no ADR file, picked deterministically (ties by a hash of both
   free); each case records its `lines` and a negative the positive it was drawn `for`. Positives are
   much larger changes than a random commit, so without this the size of a diff alone tells them apart.
 - `--match month`: any code commits of the same month (the first set, kept measurable).
+
+A commit whose own diff reads a blob the mirror left out (its largest files) is neither: the eval
+could not rebuild it.
 `adr-review eval guard --cases FILE --repo NAME=GITDIR ...` rebuilds each case from the same clones.
 """
 
@@ -51,6 +54,10 @@ FOLDERS: dict[str, list[str]] = {
     "cardano-scaling/hydra": ["docs/adr"],
     "ministryofjustice/cloud-platform": ["architecture-decision-record"],
     "cosmos/cosmos-sdk": ["docs/architecture"],
+    "celestiaorg/celestia-app": ["docs/architecture"],
+    "informalsystems/hermes": ["docs/architecture"],
+    "sapientpants/sonarqube-mcp-server": ["docs/architecture/decisions", "doc/architecture/decisions"],
+    "iog-creator/Gemantria": ["docs/ADRs"],
 }
 DOC_SUFFIXES = (".md", ".markdown", ".rst", ".txt", ".adoc")
 WINDOW = 3  # months either side of a positive that its size-matched negatives are drawn from
@@ -97,21 +104,38 @@ def changed_lines(git_dir: Path, folders: list[str]) -> dict[str, int]:
     return sizes
 
 
+def _missing_blobs(git_dir: Path) -> set[str]:
+    """Blobs a mirror left out (its largest files)."""
+    listing = git(git_dir, "rev-list", "--all", "--objects", "--missing=print").decode("utf-8", "replace")
+    return {ln[1:].strip() for ln in listing.splitlines() if ln.startswith("?")}
+
+
+def _raw_rows(git_dir: Path, missing: set[str]) -> list[tuple[str, str]]:
+    """(commit, path) of every change in the history that reads one of the `missing` blobs."""
+    raw = git(git_dir, "log", "--all", "--no-renames", "--raw", "--no-abbrev", "--format=%x1e%H")
+    rows: list[tuple[str, str]] = []
+    for record in raw.decode("utf-8", "replace").split("\x1e")[1:]:
+        sha, _, rest = record.partition("\n")
+        for row in rest.splitlines():
+            meta, _, path = row.partition("\t")
+            fields = meta.split()
+            if len(fields) >= 4 and (fields[2] in missing or fields[3] in missing):
+                rows.append((sha.strip(), path))
+    return rows
+
+
 def _absent_paths(git_dir: Path) -> set[str]:
     """Paths whose blobs a mirror left out (its largest files): `--numstat` cannot read them, so they
     count 0 (they are data files the guard does not read either)."""
-    listing = git(git_dir, "rev-list", "--all", "--objects", "--missing=print").decode("utf-8", "replace")
-    missing = {ln[1:].strip() for ln in listing.splitlines() if ln.startswith("?")}
-    if not missing:
-        return set()
-    raw = git(git_dir, "log", "--all", "--no-renames", "--raw", "--no-abbrev", "--format=")
-    paths: set[str] = set()
-    for row in raw.decode("utf-8", "replace").splitlines():
-        meta, _, path = row.partition("\t")
-        fields = meta.split()
-        if len(fields) >= 4 and (fields[2] in missing or fields[3] in missing):
-            paths.add(path)
-    return paths
+    missing = _missing_blobs(git_dir)
+    return {path for _sha, path in _raw_rows(git_dir, missing)} if missing else set()
+
+
+def unreadable(git_dir: Path) -> set[str]:
+    """Commits whose own diff reads a blob the mirror left out: `git diff` fails on them, so they
+    can be neither a positive nor a negative."""
+    missing = _missing_blobs(git_dir)
+    return {sha for sha, _path in _raw_rows(git_dir, missing)} if missing else set()
 
 
 def nearest_in_size(
@@ -142,7 +166,8 @@ def _month_index(date: str) -> int:
 
 def build_repo(name: str, git_dir: Path, negatives: int, match: str = "size") -> list[dict[str, object]]:
     folders = FOLDERS[name]
-    history = list(commits(git_dir))
+    skip = unreadable(git_dir)
+    history = [c for c in commits(git_dir) if c.sha not in skip]
     cases: list[dict[str, object]] = []
     for c in history:
         numbers = referenced_numbers(c.message)

@@ -11,7 +11,8 @@ line (`lines` in the record): `simulate` replays exactly that. The floor is the 
 training cases' negatives are silent at least `--silence` of the time.
 
 Leave-one-repository-out: each repository is scored with the model and floor fitted on the others;
-those pooled figures are the held-out ones. `--write` fits on every record and writes
+those pooled figures are the held-out ones. `--exclude` leaves a repository out of everything (the
+agent-written ones: benchmarks/guard_signals.py scores them apart, held out). `--write` fits on every record and writes
 app/adr_review/core/guard_model.py; its figures on the same records are in-sample: say so. The records
 do not say which draw of the guard set they were made from, so `--write` needs `--drawn month|size`
 (the `build_guard_set.py --match` the cases were drawn with); the docstring names it, and the set
@@ -162,6 +163,7 @@ def model_note(
     figures: Mapping[str, float],
     drawn: str,
     shipped: tuple[int, str],
+    excluded: Sequence[str] = (),
 ) -> str:
     """What guard_model.py's docstring says it was fitted on: `cases` records of the draw `drawn`, and,
     when the repository's set is another one now, which (so the docstring never cites a set it was not
@@ -174,7 +176,7 @@ def model_note(
     )
     return (
         f"{cases} cases of the guard set drawn with `benchmarks/build_guard_set.py --match {drawn}` "
-        f"({', '.join(repos)}): {what}; head order {order}; floor {floor} chosen on the same cases {rule} "
+        f"({', '.join(repos)}{'; left out: ' + ', '.join(excluded) if excluded else ''}): {what}; head order {order}; floor {floor} chosen on the same cases {rule} "
         f"(in-sample figures: {dict(figures)}).{now} Held-out (leave-one-repository-out) figures: "
         "docs/benchmarks.md."
     )
@@ -212,13 +214,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         default=None,
         help="with --write: the build_guard_set.py --match the records' cases were drawn with",
     )
+    parser.add_argument(
+        "--exclude",
+        action="append",
+        default=[],
+        metavar="OWNER/NAME",
+        help="a repository left out of the fit and the folds (the agent-written ones, reported apart)",
+    )
     args = parser.parse_args(argv)
     if args.write and args.drawn is None:
         print("calibrate_guard: --write needs --drawn month|size (the records do not say)", file=sys.stderr)
         return 2
     global ORDER
     ORDER = args.order
-    records = json.loads(args.records.read_text())
+    records = [r for r in json.loads(args.records.read_text()) if r["repo"] not in set(args.exclude)]
     features = [f.strip() for f in args.features.split(",") if f.strip()]
     repos = sorted({r["repo"] for r in records})
     if len(repos) < 2:
@@ -260,7 +269,16 @@ def main(argv: Sequence[str] | None = None) -> int:
             else "where the lower of hit rate and silence is highest"
         )
         note = model_note(
-            len(records), repos, what, args.order, model.floor, rule, m, args.drawn, shipped_set()
+            len(records),
+            repos,
+            what,
+            args.order,
+            model.floor,
+            rule,
+            m,
+            args.drawn,
+            shipped_set(),
+            args.exclude,
         )
         write_model(
             model,

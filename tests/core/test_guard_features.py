@@ -9,7 +9,7 @@ from adr_review.core.adr import parse_adr
 from adr_review.core.diff import parse_diff
 from adr_review.core.evidence import GUARD_FEATURES, Background, EvidenceModel
 from adr_review.core.guard import build_query
-from adr_review.core.guard_features import guard_features
+from adr_review.core.guard_features import FOLDER_WIDE, guard_features
 from adr_review.core.results import Candidate
 
 
@@ -40,13 +40,13 @@ ROUTES = _file("gateway/routes/api.go", ["x := 1"])
 NOISE = _file("misc/counter.go", [f"total{i} := compute{i}(window{i}, stride{i})" for i in range(300)])
 
 
-def _features(diff: str) -> dict[str, dict[str, float]]:
-    query = build_query(parse_diff(diff))
+def _features(diff: str, title: str = "", *, wide: bool = True) -> dict[str, dict[str, float]]:
+    query = build_query(parse_diff(diff), title)
     candidates = [
         Candidate(a, None, bm25, 0.0, 0.5, True, "")  # type: ignore[arg-type]
         for a, bm25 in zip(FOLDER, [4.0, 3.0, 2.0, 1.0], strict=True)
     ]
-    rows = guard_features(candidates, Background(len(FOLDER), 2.5, 1.0), query, FOLDER)  # type: ignore[arg-type]
+    rows = guard_features(candidates, Background(len(FOLDER), 2.5, 1.0), query, FOLDER, wide=wide)  # type: ignore[arg-type]
     return {c.adr.path: f for c, f in zip(candidates, rows, strict=True)}
 
 
@@ -68,6 +68,40 @@ def test_each_feature_points_at_the_adr_the_diff_speaks_about(diff: str, feature
     rows = _features(diff)
     assert _best(rows, feature) == adr
     assert rows[adr][feature] > 0
+
+
+@pytest.mark.parametrize(
+    ("diff", "title", "adr", "share"),
+    [
+        # log, event, json, lines of {log, every, event, json, lines}
+        (NOISE, "Log every event as JSON lines", "0003-logging.md", 4 / 5),
+        # csp (its file name), headers, every, response: all of the title
+        (NOISE, "Set the CSP headers on every response", "0002-csp.md", 4 / 4),
+        # gateway, routing, rules; not "move"
+        (ROUTES + NOISE, "Move the gateway routing rules", "0004-gateway.md", 3 / 4),
+    ],
+)
+def test_title_text_is_the_share_of_the_pr_titles_words_the_adr_names(
+    diff: str, title: str, adr: str, share: float
+) -> None:
+    rows = _features(diff, title)
+    assert _best(rows, "title_text") == adr
+    assert rows[adr]["title_text"] == pytest.approx(share)
+
+
+def test_title_text_is_zero_without_a_title_and_does_not_grow_with_the_diff() -> None:
+    assert all(f["title_text"] == 0.0 for f in _features(MONGO + NOISE).values())
+    small = _features(ROUTES, "Move the gateway routing rules")
+    large = _features(ROUTES + NOISE, "Move the gateway routing rules")
+    assert {p: f["title_text"] for p, f in small.items()} == {p: f["title_text"] for p, f in large.items()}
+
+
+def test_without_wide_the_folder_wide_features_are_left_out_and_the_others_kept() -> None:
+    full = _features(MONGO, "Move orders to MongoDB")
+    narrow = _features(MONGO, "Move orders to MongoDB", wide=False)
+    for path, f in narrow.items():
+        assert not set(f) & set(FOLDER_WIDE)
+        assert f == {k: v for k, v in full[path].items() if k not in FOLDER_WIDE}
 
 
 def test_deps_is_zero_without_a_manifest_and_margin_is_positive_only_at_the_top() -> None:

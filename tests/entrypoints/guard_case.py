@@ -28,6 +28,7 @@ MONGO_CHANGE = {
     ),
 }
 UNRELATED_CHANGE = {BUTTON: BASE_CODE[BUTTON].replace('"primary"', '"primary rounded"')}
+UNRELATED_TITLE = "Round the save button"  # the guard reads the title too: it says what the change is
 DECISION = "We will not adopt MongoDB or another document database for orders, payments or carts."
 ADDED_LINE = "+ `services/order/store.py` line 1: `from pymongo import MongoClient"  # as the comment lists it
 

@@ -27,6 +27,7 @@ from tests.entrypoints.guard_case import (
     MONGO_CHANGE,
     TITLE,
     UNRELATED_CHANGE,
+    UNRELATED_TITLE,
 )
 from tests.entrypoints.test_action import BASE, COMMAND_COMMENT_ID, HEAD, REPO, Harness, Result
 from tests.fakes.github_api import FakeGitHub
@@ -48,9 +49,9 @@ def h(tmp_path: Path) -> Iterator[Harness]:
         yield harness
 
 
-def open_code_pr(h: Harness, changes: dict[str, str], head: str = HEAD) -> None:
+def open_code_pr(h: Harness, changes: dict[str, str], head: str = HEAD, title: str = TITLE) -> None:
     pull = h.gh.add_pull(2, head=head, base=BASE, changes={p: t.encode() for p, t in changes.items()})
-    pull.title = TITLE
+    pull.title = title
 
 
 def guard_comments(h: Harness) -> list[dict[str, object]]:
@@ -124,7 +125,7 @@ def test_a_model_answer_whose_quote_is_not_a_changed_line_is_not_shown_as_a_conf
 
 
 def test_a_code_pr_that_touches_no_decision_gets_no_comment_and_says_so(h: Harness) -> None:
-    open_code_pr(h, UNRELATED_CHANGE)
+    open_code_pr(h, UNRELATED_CHANGE, title=UNRELATED_TITLE)
     r = run(h)
     assert h.gh.comments_on(2) == [] and writes(h) == 0
     assert "no decision implicated" in r.summary and "no decision implicated" in r.stdout
@@ -143,7 +144,7 @@ def test_a_second_run_on_the_same_head_writes_nothing_and_calls_no_model(h: Harn
 def test_a_push_that_no_longer_implicates_the_decision_edits_the_comment_to_say_so(h: Harness) -> None:
     open_code_pr(h, MONGO_CHANGE)
     run(h)
-    open_code_pr(h, UNRELATED_CHANGE, head="d" * 40)
+    open_code_pr(h, UNRELATED_CHANGE, head="d" * 40, title=UNRELATED_TITLE)
     r = h.run("pull_request", OPENED, inputs=GUARD_ON, edits={"pull_request.head.sha": "d" * 40})
     assert r.code == 0, r.stdout
     [comment] = guard_comments(h)

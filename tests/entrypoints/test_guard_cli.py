@@ -121,13 +121,14 @@ def test_a_change_against_an_accepted_decision_lists_it_with_verbatim_evidence(
 def test_the_shipped_model_does_not_pay_for_the_guard_features_it_does_not_weigh(
     capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """guard_features reads every ADR of the folder; the shipped model gives those features no weight."""
-    from adr_review.pipeline.code_guard import guard as use_case
+    """The folder-wide guard features read every ADR of the folder; the shipped model gives them no
+    weight (it weighs title_text, read from the candidates alone)."""
+    from adr_review.core import guard_features
 
     def unused(*_args: object) -> None:
-        raise AssertionError("the guard features were computed for a model that does not weigh them")
+        raise AssertionError("the folder-wide features were computed for a model that does not weigh them")
 
-    monkeypatch.setattr(use_case, "guard_features", unused)
+    monkeypatch.setattr(guard_features, "_folder_wide", unused)
     out = as_json(capsys, tmp_path, MONGO, "--title", "Move orders to MongoDB")
     assert [d["id"] for d in out["decisions"]] == ["ADR-0001"]
 

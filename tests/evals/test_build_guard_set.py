@@ -88,3 +88,36 @@ def test_changed_lines_leave_out_the_adr_folder_and_ignored_files(repo: Path) ->
     builder = _builder()
     sizes = builder.changed_lines(repo, ["docs/adr"])
     assert sorted(sizes.values()) == [0] + [1] * 7 + [30, 118, 120]  # go.sum counts 0, the ADR file too
+
+
+def test_a_commit_whose_diff_reads_a_blob_the_mirror_left_out_is_no_case(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A mirror may leave out its largest blobs: `git diff` fails on a commit that reads one, so the
+    builder must not make it a positive (nor a negative) that the eval then cannot rebuild."""
+    repo = tmp_path / "r"
+    (repo / "docs" / "adr").mkdir(parents=True)
+    _git(repo, "init", "-q")
+    (repo / "docs" / "adr" / "0001-store.md").write_text("# ADR-0001: Store\n\n## Status\n\nAccepted\n")
+    _commit(repo, "README.md", 1, "start")
+    _commit(repo, "store.py", 40, "Implement ADR-0001 in the store")
+    _commit(repo, "data.py", 300, "Load the data set, per ADR-0001")
+    _commit(repo, "more.py", 30, "Finish ADR-0001")
+    blob = subprocess.run(
+        ["git", "-C", str(repo), "rev-parse", "HEAD~1:data.py"], check=True, capture_output=True, text=True
+    ).stdout.strip()
+    (repo / ".git" / "objects" / blob[:2] / blob[2:]).unlink()  # what the mirror left out
+    builder = _builder()
+    monkeypatch.setitem(builder.FOLDERS, "t/r", ["docs/adr"])
+    cases = builder.build_repo("t/r", repo / ".git", 2, "size")
+    titles = {
+        subprocess.run(
+            ["git", "-C", str(repo), "log", "-1", "--format=%s", str(c["commit"])],
+            check=True,
+            capture_output=True,
+            text=True,
+        ).stdout.strip()
+        for c in cases
+        if c["kind"] == "positive"
+    }
+    assert titles == {"Implement ADR-0001 in the store", "Finish ADR-0001"}

@@ -34,10 +34,20 @@ def test_the_note_names_the_draw_and_the_set_now_when_it_differs(
         f"292 cases of the guard set drawn with `benchmarks/build_guard_set.py --match {drawn}`"
     )
     assert ("now holds" in note) is names_the_set_now
+    assert "left out" not in note
+
+
+def test_the_note_names_the_repositories_left_out_of_the_fit() -> None:
+    note = _calibrate().model_note(
+        10, ["a/x", "b/y"], "fitted", "bm25", 0.1, "balanced", {}, "size", (12, "size"), ["c/agent"]
+    )
+    assert "(a/x, b/y; left out: c/agent)" in note
 
 
 def test_the_shipped_docstring_cites_the_draw_it_was_fitted_on_and_the_set_now() -> None:
     cases, negatives = _calibrate().shipped_set()
     doc = guard_model.__doc__ or ""
-    assert "293 cases of the guard set drawn with `benchmarks/build_guard_set.py --match month`" in doc
+    # refitted on the size-matched set's human-maintained repositories, the agent-written ones left out
+    assert "394 cases of the guard set drawn with `benchmarks/build_guard_set.py --match size`" in doc
+    assert "left out: iog-creator/Gemantria, sapientpants/sonarqube-mcp-server" in doc
     assert f"benchmarks/guard_cases.json now holds {cases} cases drawn with `--match {negatives}`" in doc

@@ -14,7 +14,13 @@ comparison between candidates:
 - `deps`: 1 when the ADR names a dependency that a manifest of the diff adds or removes (a word rare
   in the folder), else 0;
 - `margin`: the candidate's BM25 z-score minus the best other candidate's (positive only for the
-  top one, and larger the more it stands out).
+  top one, and larger the more it stands out);
+- `title_text`: the share of the PR title's words that the ADR names (its title or text): the title
+  is a sentence, not a diff, so it does not grow with the change; 0 without a title. The one guard
+  feature the shipped model weighs (docs/benchmarks.md, "New signals, held out").
+
+The first three read every ADR of the folder (`FOLDER_WIDE`); `guard_features(..., wide=False)`
+leaves them out for a model that does not weigh them.
 """
 
 from __future__ import annotations
@@ -31,6 +37,7 @@ from adr_review.core.results import Candidate
 
 RARE_TERMS = 20  # the ADR's terms of highest IDF over the folder that `added_rare_z` looks for
 DEP_DF = 0.2  # a dependency word named by more than this share of the folder's ADRs says nothing
+FOLDER_WIDE = ("added_rare_z", "path_z", "deps")  # the features that read every ADR of the folder
 
 
 @lru_cache(maxsize=8192)
@@ -65,11 +72,37 @@ def _zs(values: dict[str, float]) -> dict[str, float]:
 
 
 def guard_features(
-    candidates: Sequence[Candidate], background: Background, query: GuardQuery, folder: Sequence[Adr]
+    candidates: Sequence[Candidate],
+    background: Background,
+    query: GuardQuery,
+    folder: Sequence[Adr],
+    *,
+    wide: bool = True,
 ) -> list[dict[str, float]]:
     """Each candidate's features (the review's and the guard's), in the candidates' order (the rank
-    feature is its place there)."""
+    feature is its place there); `wide=False`: without the `FOLDER_WIDE` ones."""
     base = [features_of(c, i, background) for i, c in enumerate(candidates)]
+    title = set(words(query.title))
+    bm25 = [f["bm25_z"] for f in base]
+    out = []
+    for i, (c, f) in enumerate(zip(candidates, base, strict=True)):
+        others = bm25[:i] + bm25[i + 1 :]
+        out.append(
+            f
+            | {
+                "margin": f["bm25_z"] - max(others) if others else 0.0,
+                "title_text": len(title & adr_terms(c.adr)) / len(title) if title else 0.0,
+            }
+        )
+    if wide:
+        for f, extra in zip(out, _folder_wide(candidates, query, folder), strict=True):
+            f |= extra
+    return out
+
+
+def _folder_wide(
+    candidates: Sequence[Candidate], query: GuardQuery, folder: Sequence[Adr]
+) -> list[dict[str, float]]:
     adrs = list({a.path: a for a in [*folder, *(c.adr for c in candidates)]}.values())
     terms = {a.path: adr_terms(a) for a in adrs}
     df: Counter[str] = Counter(t for ts in terms.values() for t in ts)
@@ -87,18 +120,14 @@ def guard_features(
 
     added_z = _zs({a.path: added_share(a.path) for a in adrs})
     path_z = _zs({a.path: path_share(a.path) for a in adrs})
-    bm25 = [f["bm25_z"] for f in base]
     out = []
-    for i, (c, f) in enumerate(zip(candidates, base, strict=True)):
-        others = bm25[:i] + bm25[i + 1 :]
+    for c in candidates:
         named = {w for w in dep_words & terms[c.adr.path] if df[w] <= max(1, DEP_DF * size)}
         out.append(
-            f
-            | {
+            {
                 "added_rare_z": added_z[c.adr.path],
                 "path_z": path_z[c.adr.path],
                 "deps": 1.0 if named else 0.0,
-                "margin": f["bm25_z"] - max(others) if others else 0.0,
             }
         )
     return out

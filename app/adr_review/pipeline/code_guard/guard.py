@@ -31,7 +31,7 @@ from adr_review.core.guard import (
     implicate,
     rerank,
 )
-from adr_review.core.guard_features import guard_features
+from adr_review.core.guard_features import FOLDER_WIDE, guard_features
 from adr_review.core.guard_model import GUARD_EVIDENCE
 from adr_review.core.results import Candidate
 from adr_review.pipeline.code_guard.guard_check import GuardCheckResult, check_decisions
@@ -108,9 +108,13 @@ def run_guard(
     if not result.candidates or not isinstance(background, dict):
         return silent("no_candidates", retrieval=result.empty_reason)
     bg = Background(**background)
-    # the guard's own features read every ADR of the folder: only for a model that weighs them (the
-    # shipped one does not: docs/benchmarks.md, "Size-matched negatives")
-    features = guard_features(result.candidates, bg, query, folder) if model.weighs(GUARD_FEATURES) else None
+    # the guard's own features; the folder-wide ones read every ADR of the folder: only for a model
+    # that weighs them (the shipped one weighs title_text alone: docs/benchmarks.md)
+    features = (
+        guard_features(result.candidates, bg, query, folder, wide=model.weighs(FOLDER_WIDE))
+        if model.weighs(GUARD_FEATURES)
+        else None
+    )
     head = rerank(result.candidates, bg, model, features=features)
     decisions, dropped = implicate(head, model, query, folder, redirect)
     check = None
