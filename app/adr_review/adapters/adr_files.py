@@ -108,7 +108,9 @@ def scan_adr_folder(
             if not is_adr_candidate(rel):
                 continue
             try:
-                if not _inside(p, base):
+                # os.walk does not descend into symlinked folders, so every folder here lies inside
+                # the root: only a file that is itself a link can lead out (no resolve per file)
+                if p.is_symlink() and not _inside(p, base):
                     refuse(p, "symlink to a file outside the ADR folder: not followed")
                 elif p.is_file():
                     seen[rel] = p

@@ -19,6 +19,7 @@ import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict
 from pathlib import Path
+from typing import overload
 
 import numpy as np
 
@@ -45,7 +46,33 @@ def _missing() -> str:
 
 
 # content hash, language, its compared passages' feature counts, and their text (the evidence shown)
-Row = tuple[str, str, list[gloss.Sparse], list[str]]
+Row = tuple[str, str, Sequence[gloss.Sparse], list[str]]
+
+
+class _Passages(Sequence[gloss.Sparse]):
+    """One ADR's passages as views into the file's arrays, cut only when asked for (a recall reads the
+    whole matrix at once, never these: 17,000 slices of a 644-ADR folder cost more than its search)."""
+
+    def __init__(self, ids: np.ndarray, counts: np.ndarray, ends: np.ndarray, lo: int, hi: int) -> None:
+        self._ids, self._counts, self._ends, self._lo, self._hi = ids, counts, ends, lo, hi
+
+    def __len__(self) -> int:
+        return self._hi - self._lo
+
+    @overload
+    def __getitem__(self, i: int) -> gloss.Sparse: ...
+
+    @overload
+    def __getitem__(self, i: slice) -> Sequence[gloss.Sparse]: ...
+
+    def __getitem__(self, i: int | slice) -> gloss.Sparse | Sequence[gloss.Sparse]:
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self)))]
+        if not -len(self) <= i < len(self):
+            raise IndexError(i)
+        k = self._lo + (i % len(self))
+        start, end = (int(self._ends[k - 1]) if k else 0), int(self._ends[k])
+        return self._ids[start:end], self._counts[start:end]
 
 
 def adr_rows(
@@ -76,6 +103,9 @@ class DictionaryViews:
         self.config = json.dumps({"jmdict": lexicon_version(), **asdict(self.params)}, sort_keys=True)
         self._rows: dict[str, Row] = {}
         self._matrix: tuple[list[str], gloss.PassageMatrix, list[str]] | None = None
+        # the passages as the file lays them end to end (paths, ids, counts, sizes, passages per ADR),
+        # while the rows are the ones read: the matrix is built from them as they are
+        self._flat: tuple[list[str], np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None = None
         self._loaded = False
 
     def holds(self, hashes: Mapping[str, str]) -> bool:
@@ -103,7 +133,7 @@ class DictionaryViews:
             raise EmbeddingError(_missing())  # a later Japanese query would need it
         fresh = {a.path: (a.content_hash, a.language, *adr_rows(a, lexicon, self.params)) for a in todo}
         self._rows = {a.path: fresh.get(a.path) or self._rows[a.path] for a in adrs}
-        self._matrix = None
+        self._matrix = self._flat = None
         self._save()
         return len(todo)
 
@@ -141,7 +171,11 @@ class DictionaryViews:
         """Every stored ADR's passages (the IDF is the folder's), built once per process and content."""
         if self._matrix is None:
             order = sorted(self._rows)
-            matrix = gloss.passage_matrix([self._rows[p][2] for p in order], self.params)
+            if self._flat is not None and self._flat[0] == order:  # as read: no re-concatenation
+                _order, ids, counts, sizes, per_doc = self._flat
+                matrix = gloss.flat_passage_matrix(ids, counts, sizes, per_doc, self.params)
+            else:
+                matrix = gloss.passage_matrix([self._rows[p][2] for p in order], self.params)
             self._matrix = (order, matrix, [t for p in order for t in self._rows[p][3]])
         return self._matrix
 
@@ -156,7 +190,6 @@ class DictionaryViews:
         try:
             ids, counts, sizes = z["ids"].astype(np.int32), z["counts"], z["sizes"]
             ends = np.cumsum(sizes)
-            passages = [(ids[e - n : e], counts[e - n : e]) for e, n in zip(ends, sizes, strict=True)]
             texts = [str(t) for t in meta["texts"]]
             rows: dict[str, Row] = {}
             at = 0
@@ -166,14 +199,15 @@ class DictionaryViews:
                 rows[str(path)] = (
                     str(digest),
                     str(language),
-                    passages[at : at + int(n)],
+                    _Passages(ids, counts, ends, at, at + int(n)),
                     texts[at : at + int(n)],
                 )
                 at += int(n)
+            flat = ([str(p) for p in meta["paths"]], ids, counts, sizes, np.asarray(meta["passages"]))
         except (ValueError, KeyError, TypeError):
             return
-        if at == len(passages) == len(texts):
-            self._rows = rows
+        if at == len(sizes) == len(texts) and int(ends[-1] if len(ends) else 0) == len(ids) == len(counts):
+            self._rows, self._flat = rows, flat
 
     def _save(self) -> None:
         order = sorted(self._rows)

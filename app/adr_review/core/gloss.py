@@ -135,17 +135,29 @@ class PassageMatrix:
 def passage_matrix(doc_passages: Sequence[Sequence[Sparse]], params: GlossParams) -> PassageMatrix:
     """doc_passages: per document its passages as `sparse` counts; IDF over all of them."""
     rows = [r for rs in doc_passages for r in rs]
-    owner = np.asarray([i for i, rs in enumerate(doc_passages) for _r in rs], dtype=np.int64)
     sizes = np.asarray([len(r[0]) for r in rows], dtype=np.int64)
-    starts = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
-    ids = np.concatenate([r[0] for r in rows]).astype(np.int64) if rows else np.zeros(0, np.int64)
+    ids = np.concatenate([r[0] for r in rows]) if rows else np.zeros(0, np.int64)
     counts = np.concatenate([r[1] for r in rows]) if rows else np.zeros(0, np.float32)
+    per_doc = np.asarray([len(rs) for rs in doc_passages], dtype=np.int64)
+    return flat_passage_matrix(ids, counts, sizes, per_doc, params)
+
+
+def flat_passage_matrix(
+    ids: np.ndarray, counts: np.ndarray, sizes: np.ndarray, per_doc: np.ndarray, params: GlossParams
+) -> PassageMatrix:
+    """`passage_matrix` of passages already laid end to end (as the views' file keeps them): every
+    passage's feature ids and counts concatenated, each passage's size, each document's passage count."""
+    ids = ids.astype(np.int64)
+    sizes = sizes.astype(np.int64)
+    owner = np.repeat(np.arange(len(per_doc), dtype=np.int64), per_doc)
+    starts = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+    n_rows = len(sizes)
     df = np.bincount(ids, minlength=params.dims)  # ids are unique within a row
-    weights = np.log((len(rows) + 1) / (df + 0.5)).astype(np.float32)
+    weights = np.log((n_rows + 1) / (df + 0.5)).astype(np.float32)
     values = ((1.0 + np.log(np.maximum(counts, 1.0))) * weights[ids]).astype(np.float32)
     norms = np.sqrt(_row_sums(values**2, starts))
     values = values / np.repeat(np.where(norms > 0, norms, 1.0), sizes).astype(np.float32)
-    return PassageMatrix(ids, values, starts, owner, weights, len(doc_passages))
+    return PassageMatrix(ids, values, starts, owner, weights, len(per_doc))
 
 
 def _row_sums(values: np.ndarray, starts: np.ndarray) -> np.ndarray:
