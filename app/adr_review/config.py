@@ -2,7 +2,10 @@
 (.github/adr-review.yml, pydantic).
 
 Only the settings modules (process_env.py, settings_env.py) and the entrypoints read the environment;
-the core and the pipeline get plain values.
+the core and the pipeline get plain values. One adapter is the exception: the gloss lexicon
+(adapters/gloss_lexicon.py) is opened once per process wherever the cross-language channel first
+needs it, and reads the two paths that say where it lives (ADR_REVIEW_GLOSS_LEXICON,
+ADR_REVIEW_MODEL_CACHE) there.
 Helpers extend these models with their own nested sections; keep defaults documented in docs/config.md.
 """
 
