@@ -4,7 +4,9 @@ killed, so a subprocess that gets SIGKILLed and restarted talks to the same fake
 
 from __future__ import annotations
 
+import contextlib
 import json
+import socket
 import threading
 import time
 from collections.abc import Mapping
@@ -38,6 +40,36 @@ class JsonHandler(BaseHTTPRequestHandler):
         return json.loads(raw) if raw else {}
 
 
+class _Server(ThreadingHTTPServer):
+    """A threaded server that knows its open connections: stopping closes them, so a handler thread
+    waiting on a client's kept-alive connection (the SDKs pool theirs) ends with the fake instead of
+    outliving it (a later test that forks, or counts threads, would see it)."""
+
+    daemon_threads = True
+
+    def __init__(self, address: tuple[str, int], handler: type[BaseHTTPRequestHandler]) -> None:
+        super().__init__(address, handler)
+        self._open: set[socket.socket] = set()
+        self._open_lock = threading.Lock()
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        with self._open_lock:
+            self._open.add(request)
+        super().process_request(request, client_address)
+
+    def shutdown_request(self, request: Any) -> None:
+        with self._open_lock:
+            self._open.discard(request)
+        super().shutdown_request(request)
+
+    def close_connections(self) -> None:
+        with self._open_lock:
+            still = list(self._open)
+        for conn in still:
+            with contextlib.suppress(OSError):
+                conn.shutdown(socket.SHUT_RDWR)
+
+
 class LocalServer:
     """Lifecycle of a fake: subclasses give `handler()` (their routes) and keep their own state."""
 
@@ -47,15 +79,14 @@ class LocalServer:
     def __init__(self, host: str = "127.0.0.1", port: int = 0) -> None:
         self._host = host
         self._port = port
-        self._httpd: ThreadingHTTPServer | None = None
+        self._httpd: _Server | None = None
         self._thread: threading.Thread | None = None
 
     def handler(self) -> type[BaseHTTPRequestHandler]:
         raise NotImplementedError
 
     def start(self) -> Self:
-        self._httpd = ThreadingHTTPServer((self._host, self._port), self.handler())
-        self._httpd.daemon_threads = True
+        self._httpd = _Server((self._host, self._port), self.handler())
         self._thread = threading.Thread(
             target=self._httpd.serve_forever,
             kwargs={"poll_interval": self.poll_interval},
@@ -68,6 +99,7 @@ class LocalServer:
     def stop(self) -> None:
         if self._httpd is not None:
             self._httpd.shutdown()
+            self._httpd.close_connections()  # the handlers waiting on kept-alive connections end
             self._httpd.server_close()
         if self._thread is not None:
             self._thread.join(timeout=5)
