@@ -11,7 +11,6 @@ the StageMemo ("recall"): a re-run re-verifies the stored answer without a secon
 from __future__ import annotations
 
 import logging
-import re
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
@@ -23,6 +22,7 @@ from adr_review.core.evidence import EvidenceModel, cap, eligible, linked_paths
 from adr_review.core.evidence_model import DEFAULT_EVIDENCE
 from adr_review.core.extractive import pick_extractive
 from adr_review.core.passages import passages_of
+from adr_review.core.prompt_text import LANGUAGE_NAMES, our_tags
 from adr_review.core.recall_query import recall_query, search_query
 from adr_review.core.results import (
     INTERNAL_ERROR,
@@ -52,9 +52,8 @@ log = logging.getLogger(__name__)
 
 PROMPT_NAME = "recall-pre-gate"
 STAGE = "recall"
-_LANGUAGE_NAMES = {"ja": "Japanese (日本語)", "en": "English"}
 # Our own delimiter tags in the prompt: ADR text must not be able to close them and talk to the model.
-_OUR_TAGS = re.compile(r"<\s*/?\s*(proposal|candidate_adrs)\b[^>]*>", re.IGNORECASE)
+_OUR_TAGS = our_tags("proposal", "candidate_adrs")
 
 
 @dataclass
@@ -169,7 +168,7 @@ def _prompt_variables(
         return _OUR_TAGS.sub("", text)
 
     return {
-        "language_name": _LANGUAGE_NAMES.get(proposal.language, proposal.language),
+        "language_name": LANGUAGE_NAMES.get(proposal.language, proposal.language),
         "proposal": {
             "adr_id": clean(proposal.adr_id),
             "title": clean(fold_whitespace(proposal.title)),

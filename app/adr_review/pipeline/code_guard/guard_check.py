@@ -15,7 +15,6 @@ caller's caps see it.
 from __future__ import annotations
 
 import logging
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, replace
 from typing import Any
@@ -31,6 +30,7 @@ from adr_review.core.guard_check import (
     diff_excerpt,
     verify_answer,
 )
+from adr_review.core.prompt_text import our_tags
 from adr_review.core.results import Usage
 from adr_review.core.text import fold_whitespace
 from adr_review.pipeline.ports import LlmPort, LlmRequest, PromptLibrary, StageMemo, no_memo
@@ -43,7 +43,7 @@ PROMPT_NAME = "guard-check"
 STAGE = "guard_check"
 _LANGUAGE_NAMES = {"en": "English", "ja": "Japanese"}
 # The prompt's own delimiters: ADR or diff text cannot close them and pose as instructions.
-_OUR_TAGS = re.compile(r"<\s*/?\s*(adr_decision|code_change)\b[^>]*>", re.IGNORECASE)
+_OUR_TAGS = our_tags("adr_decision", "code_change")
 
 
 @dataclass(frozen=True)
