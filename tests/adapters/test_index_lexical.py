@@ -114,3 +114,13 @@ def test_counts_from_other_code_are_not_used(
     (tmp_path / "broken.npz").write_bytes(b"not a zip")
     assert not lexical_cache.is_current(adrs, tmp_path / "broken.npz")
     assert lexical_cache.term_counts(adrs, tmp_path / "broken.npz").n_docs == len(adrs)
+
+
+def test_a_truncated_cache_file_is_counted_again(adrs: list[Adr], tmp_path: Path) -> None:
+    """A file cut short (a partial cache restore) still starts like a zip: numpy raises BadZipFile."""
+    path = tmp_path / "lexical.npz"
+    lexical_cache.term_counts(adrs, path)
+    path.write_bytes(path.read_bytes()[:200])
+    assert not lexical_cache.is_current(adrs, path)
+    assert lexical_cache.term_counts(adrs, path).n_docs == len(adrs)
+    assert lexical_cache.is_current(adrs, path)  # and written again whole

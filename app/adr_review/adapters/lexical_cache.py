@@ -17,6 +17,7 @@ import functools
 import hashlib
 import logging
 import os
+import zipfile
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -57,7 +58,7 @@ def _read(path: Path, *, hashes_only: bool = False) -> tuple[list[str], TermCoun
                 z["terms"].astype(np.int32),
                 z["counts"].astype(np.int32),
             )
-    except (OSError, ValueError, KeyError, UnicodeDecodeError):
+    except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile):
         return None
     if counts.n_docs != len(hashes) or int(counts.offsets[-1]) != len(counts.terms):
         return None

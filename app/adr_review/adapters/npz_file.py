@@ -8,6 +8,7 @@ import contextlib
 import json
 import logging
 import os
+import zipfile
 from pathlib import Path
 from typing import Any
 
@@ -21,12 +22,12 @@ def read_npz(path: Path, format_: str, config: str) -> tuple[dict[str, Any], dic
     configuration (the caller then computes everything again)."""
     try:
         with np.load(path, allow_pickle=False) as z:
-            meta = json.loads(str(z["meta"]))
+            meta = json.loads(_meta_text(z["meta"]))
             if not isinstance(meta, dict) or meta.get("format") != format_ or meta.get("config") != config:
                 return None
             return meta, {k: z[k] for k in z.files if k != "meta"}
-    except (OSError, ValueError, KeyError, TypeError, EOFError):
-        return None
+    except (OSError, ValueError, KeyError, TypeError, EOFError, zipfile.BadZipFile):
+        return None  # a truncated file that still starts like a zip is a BadZipFile
 
 
 def write_npz(
@@ -34,7 +35,8 @@ def write_npz(
 ) -> None:
     """Write atomically; a failure is a warning (`what` names the data: the next sync computes it again)."""
     tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp.npz")
-    named: dict[str, Any] = {"meta": np.array(json.dumps(meta)), **arrays}
+    encoded = np.frombuffer(json.dumps(meta, ensure_ascii=False).encode("utf-8"), dtype=np.uint8)
+    named: dict[str, Any] = {"meta": encoded, **arrays}
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         (np.savez_compressed if compressed else np.savez)(tmp, **named)
@@ -43,3 +45,11 @@ def write_npz(
         log.warning("%s not written (%s): the next sync computes them again", what, exc)
         with contextlib.suppress(OSError):
             tmp.unlink()
+
+
+def _meta_text(stored: np.ndarray) -> str:
+    """The meta record's JSON: UTF-8 bytes, or (files written before) a numpy string, which numpy
+    keeps as UTF-32 (four bytes a character: the passages' texts made a 15 MB array to inflate)."""
+    if stored.dtype == np.uint8:
+        return stored.tobytes().decode("utf-8")
+    return str(stored)
