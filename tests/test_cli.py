@@ -1,5 +1,6 @@
 """The command line stays light: --help must not import the heavy SDKs (it must stay under 0.5 s)."""
 
+import os
 import subprocess
 import sys
 
@@ -78,3 +79,29 @@ def test_help_cites_no_internal_design_ids(capsys) -> None:
     pattern = r"ADR-0(?:071|116)|seed(?:'s)? ?0\d\d|the seed(?:'|'')s|シードの"
     found = [m.group(0) for t in texts for m in re.finditer(pattern, t)]
     assert found == []
+
+
+BLAS_PROBE = (
+    "import contextlib, io, os, sys\n"
+    "from adr_review.cli import main\n"
+    "with contextlib.redirect_stdout(io.StringIO()):\n"
+    "    main(['--version'])\n"
+    "import numpy\n"
+    "print(os.environ.get('OPENBLAS_NUM_THREADS'), len(os.listdir('/proc/self/task')))\n"
+)
+
+
+@pytest.mark.real_process
+@pytest.mark.parametrize(("given", "expected"), [(None, "1"), ("2", "2")])
+def test_the_cli_runs_numpy_with_one_blas_thread_unless_told_otherwise(
+    given: str | None, expected: str
+) -> None:
+    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
+    if given is not None:
+        env["OPENBLAS_NUM_THREADS"] = given
+    out = subprocess.run(
+        [sys.executable, "-c", BLAS_PROBE], capture_output=True, text=True, env=env, check=True, timeout=120
+    ).stdout.split()
+    assert out[0] == expected
+    if given is None:
+        assert out[1] == "1"  # the main thread only: no BLAS workers started
