@@ -79,8 +79,18 @@ def test_folding_keeps_both_streams(text: str) -> None:
     assert _OTHER_WORD.findall(token_form(text)) == _OTHER_WORD.findall(normalize(text))
 
 
-def test_vectors_equal_the_definition_bit_for_bit() -> None:
-    embedder = HashedNgramEmbedder()
+@pytest.mark.parametrize(
+    "embedder",
+    [
+        HashedNgramEmbedder(),
+        # n-gram sizes out of order, repeated, and longer than a short stream: each size's polynomial
+        # extends the one before (Horner), so the order and the gaps must not matter
+        HashedNgramEmbedder(cjk_ngrams=(3, 1), other_ngrams=(5, 3, 3, 9)),
+        HashedNgramEmbedder(dim=64, cjk_ngrams=(), other_ngrams=(40, 2)),
+    ],
+    ids=["default", "unordered-repeated", "long-and-short"],
+)
+def test_vectors_equal_the_definition_bit_for_bit(embedder: HashedNgramEmbedder) -> None:
     texts = list(TRICKY)
     for path in sorted(CORPORA.rglob("*.md")):
         text = path.read_text(encoding="utf-8")

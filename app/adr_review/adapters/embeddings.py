@@ -122,14 +122,17 @@ class HashedNgramEmbedder:
         skip = (codes >= _HIRAGANA[0]) & (codes <= _HIRAGANA[1])
         space = codes == 32
         hashes = []
-        for n in sizes:
+        # Horner's rule over each window: an n-gram's polynomial is the (n-1)-gram's times P plus its
+        # last code (exact in wrapping uint64), so each size extends the one before instead of starting over
+        poly, width = np.zeros(len(codes), dtype=np.uint64), 0
+        for n in sorted(sizes):  # the order of the sizes does not matter: the hashes are sorted below
             m = len(codes) - n + 1
             if m <= 0:
                 continue
-            h = np.zeros(m, dtype=np.uint64)
-            for k in range(n):
-                h = h * _P + codes[k : k + m]
-            h = _fmix64(h + np.uint64((n * 0x9E3779B97F4A7C15) % (1 << 64)))
+            for k in range(width, n):
+                poly = poly[: len(codes) - k] * _P + codes[k:]
+            width = n
+            h = _fmix64(poly + np.uint64((n * 0x9E3779B97F4A7C15) % (1 << 64)))
             if self.drop_hiragana_only and skip.any():  # no hiragana (every Latin stream): nothing to drop
                 window = np.ones(n, dtype=np.int64)
                 hira = np.convolve(skip.astype(np.int64), window, "valid")
