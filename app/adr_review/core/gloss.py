@@ -165,15 +165,15 @@ def _row_sums(values: np.ndarray, starts: np.ndarray) -> np.ndarray:
     return cums[starts[1:]] - cums[starts[:-1]]
 
 
-def _sparse_row_sums(products: np.ndarray, starts: np.ndarray) -> np.ndarray:
-    """`_row_sums` of a mostly-zero vector (one query passage against every passage: most products
-    are 0), summed over its nonzero entries only. Adding 0.0 leaves a running sum as it was, so every
-    prefix sum, and so every row sum, is bit-identical to `_row_sums`'; the cumulative sum runs over
-    the few entries the query's features touch instead of the whole matrix."""
-    nz = np.flatnonzero(products)
-    cums = np.concatenate([[0.0], np.cumsum(products[nz], dtype=np.float64)])
-    at = np.searchsorted(nz, starts)  # entries before each row start that are nonzero
-    return cums[at[1:]] - cums[at[:-1]]
+def _row_sums_at(values: np.ndarray, at: np.ndarray, starts: np.ndarray) -> np.ndarray:
+    """`_row_sums` of a vector that is `values` at the sorted entries `at` and 0 everywhere else.
+    Adding 0.0 leaves a running sum as it was, so every prefix sum over the nonzero entries alone,
+    and so every row sum, is bit-identical to `_row_sums` over the whole vector; the cumulative sum
+    runs over the few entries a query's features touch instead of the whole matrix."""
+    keep = values != 0
+    cums = np.concatenate([[0.0], np.cumsum(values[keep], dtype=np.float64)])
+    bounds = np.searchsorted(at[keep], starts)  # nonzero entries before each row start
+    return cums[bounds[1:]] - cums[bounds[:-1]]
 
 
 def _query_row(row: Sparse, weights: np.ndarray, dims: int) -> np.ndarray:
@@ -188,9 +188,17 @@ def passage_scores(
 ) -> np.ndarray:
     """Per passage of the matrix its best cosine with any of the query's passages."""
     best = np.zeros(len(matrix.owner), dtype=np.float64)
+    if not query_passages:
+        return best
+    # the entries holding any of the query's features: every other product is 0 for every passage
+    touched = np.zeros(params.dims, dtype=bool)
+    for row in query_passages:
+        touched[row[0]] = True
+    at = np.flatnonzero(touched[matrix.ids])
+    ids, values = matrix.ids[at], matrix.values[at]
     for row in query_passages:
         q = _query_row(row, matrix.weights, params.dims)
-        np.maximum(best, _sparse_row_sums(q[matrix.ids] * matrix.values, matrix.starts), out=best)
+        np.maximum(best, _row_sums_at(q[ids] * values, at, matrix.starts), out=best)
     return best
 
 
