@@ -8,7 +8,6 @@ import pytest
 from adr_review.core.adr import Adr, parse_adr
 from adr_review.core.finding_checks import (
     COVERING_SECTIONS,
-    MIN_SUBJECT_OVERLAP,
     UNSURE_SUBJECT_OVERLAP,
     check_exclusion,
     covering_section,
@@ -204,9 +203,12 @@ def test_the_adrs_title_terms_say_nothing_about_the_subject() -> None:
 def test_no_overlap_accepts_a_claim_on_its_own() -> None:
     # benchmarks/judge_band.py: off-subject pairs reach 1.0 in every corpus (a finding against the very
     # sentence it quotes), so not even every term in common lets the code accept without the check
-    assert MIN_SUBJECT_OVERLAP > 1.0
-    every_term = subject_overlap("alpha bravo", finding("alpha bravo", "charlie"))
-    assert every_term == 1.0 and every_term < MIN_SUBJECT_OVERLAP
+    about = finding(TIMEOUT, "A slow model call blocks one worker for its whole timeout.")
+    assert subject_overlap(TIMEOUT, about, ADR_EN.title) == 1.0
+    claims = judge_exclusions([("pm-1", TIMEOUT)], {"pm-1": about}, ADR_EN)
+    assert (claims.exclusions, [u.fid for u in claims.unsure]) == ((), ["pm-1"])
+    settled = settle_unsure(claims, (False,))  # the check says no: the finding is shown
+    assert (settled.exclusions, settled.restored) == ((), (about,))
 
 
 def test_claims_that_do_not_hold_put_the_finding_back_and_are_counted_by_why() -> None:
@@ -275,25 +277,28 @@ ON_WORKERS = finding(Q, "Three workers are too few when reviews arrive in bursts
 
 
 @pytest.mark.parametrize(
-    ("quote", "about", "overlap", "rejected", "unsure"),
+    ("quote", "about", "overlap", "rejected"),
     [
-        (TIMEOUT, ON_TIMEOUTS, 0.5, None, True),  # on its subject: still only the check accepts it
-        (Q, ON_WORKERS, 1.0, None, True),  # the finding's own quote, covering nothing: to the check
-        (TIMEOUT, ON_RETRIES, 0.25, None, True),  # few terms in common: to the check
-        (TIMEOUT, ON_BOUNDS, 1 / 6, "off_subject", False),  # below the lower edge: the code rejects
+        (TIMEOUT, ON_TIMEOUTS, 0.5, None),  # on its subject: still only the check accepts it
+        (Q, ON_WORKERS, 1.0, None),  # the finding's own quote, covering nothing: to the check
+        (TIMEOUT, ON_RETRIES, 0.25, None),  # few terms in common: to the check
+        (TIMEOUT, ON_BOUNDS, 1 / 6, "off_subject"),  # below the lower edge: the code rejects
     ],
 )
 def test_from_the_lower_edge_up_the_check_decides_below_it_the_code_rejects(
-    quote: str, about: Finding, overlap: float, rejected: str | None, unsure: bool
+    quote: str, about: Finding, overlap: float, rejected: str | None
 ) -> None:
     assert subject_overlap(quote, about, ADR_EN.title) == pytest.approx(overlap)
-    verdict = check_exclusion(quote, about, ADR_EN)
-    assert (verdict.rejected, verdict.unsure) == (rejected, unsure)
+    assert check_exclusion(quote, about, ADR_EN).rejected == rejected
+    claims = judge_exclusions([("pm-1", quote)], {"pm-1": about}, ADR_EN)
+    assert claims.exclusions == ()  # nothing holds before the check has said yes
+    assert [u.fid for u in claims.unsure] == ([] if rejected else ["pm-1"])
+    assert claims.restored == ((about,) if rejected else ())
 
 
-def test_the_band_lies_below_the_threshold_and_above_most_off_subject_pairs() -> None:
+def test_the_lower_edge_lies_below_the_band_and_above_most_off_subject_pairs() -> None:
     # tests/evals/test_judge_exclusion_threshold.py pins what the golden pairs score in it
-    assert 0.0 < UNSURE_SUBJECT_OVERLAP < 0.25 < MIN_SUBJECT_OVERLAP
+    assert 0.0 < UNSURE_SUBJECT_OVERLAP < 0.25
 
 
 def test_an_unsure_claim_waits_for_the_check_neither_excluded_nor_restored() -> None:

@@ -4,7 +4,12 @@ with every term in common but covering nothing (Kuma MADR 099) is not accepted b
 
 from __future__ import annotations
 
-from adr_review.core.finding_checks import UNSURE_SUBJECT_OVERLAP, check_exclusion, subject_overlap
+from adr_review.core.finding_checks import (
+    UNSURE_SUBJECT_OVERLAP,
+    check_exclusion,
+    judge_exclusions,
+    subject_overlap,
+)
 from adr_review.evals.golden.judge_overlap import as_finding, exclusion_pairs, judge_cases, report
 
 # Kuma MADR 099's Decision; its golden critics argue with it (benchmarks/judge_band.py, own-ADR pairs,
@@ -30,4 +35,6 @@ def test_a_decision_sentence_the_findings_argue_with_goes_to_the_check_at_any_ov
         finding = as_finding(case.items[fid])
         assert subject_overlap(DECISION, finding, case.adr.title) == overlap  # above the old 0.35
         verdict = check_exclusion(DECISION, finding, case.adr)
-        assert (verdict.rejected, verdict.covered_in, verdict.unsure) == (None, "decision", True), fid
+        assert (verdict.rejected, verdict.covered_in) == (None, "decision"), fid
+        claims = judge_exclusions([(fid, DECISION)], {fid: finding}, case.adr)
+        assert (claims.exclusions, [u.fid for u in claims.unsure]) == ((), [fid]), fid

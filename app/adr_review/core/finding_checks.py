@@ -11,12 +11,11 @@ the finding's subject; otherwise the finding is put back. A verbatim sentence is
 sentence is verbatim, and covers nothing. The content terms the passage shares with the finding's quote
 and gap (subject_overlap) only sort the claims: below UNSURE_SUBJECT_OVERLAP the code rejects; from it
 up the claim is `unsure` and holds only when the check confirms it (settle_unsure). Shared terms never
-accept a claim on their own (MIN_SUBJECT_OVERLAP: measured, no bound does that safely).
+accept a claim on their own: measured, no bound does that safely (UNSURE_SUBJECT_OVERLAP's comment).
 """
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -79,7 +78,7 @@ COVERING_SECTIONS = ("risks", "consequences", "alternatives", "decision", "rollb
 # The share of content terms (function words out; CJK as kanji / katakana bigrams; an English plural
 # folded; the ADR title's terms left out) that the covering passage and the finding's quote + gap have
 # in common, over the smaller of the two term sets (subject_overlap).
-# At or above MIN_SUBJECT_OVERLAP the code would accept a claim with no call. No value does that safely:
+# No share lets the code accept a claim with no call; no upper bound does that safely:
 # measured with benchmarks/judge_band.py on the golden critic findings against the covering sentences of
 # the seven corpora (docs/benchmarks.md, "Judge exclusions: the check band"), off-subject pairs reach 1.0
 # in every collection (a finding against the very sentence it quotes, or a short one sharing its only
@@ -87,7 +86,6 @@ COVERING_SECTIONS = ("risks", "consequences", "alternatives", "decision", "rollb
 # collection-out (no hand-labelled off-subject pair of the other collections above the bound): "never"
 # in every fold. So no overlap accepts on its own: every claim in a covering section at or above
 # UNSURE_SUBJECT_OVERLAP is asked of the independent check (at most MAX_CHECKS per ADR, the rest shown).
-MIN_SUBJECT_OVERLAP = math.inf
 # The lower edge: a claim in a covering section scoring below it is rejected with no call (its finding
 # shown); from it up, the independent check call decides (CoVe-style,
 # app/adr_review/pipeline/adr/blindspot_cover.py). Chosen on the golden Judge pairs: 17 of the 78
@@ -158,16 +156,17 @@ def subject_overlap(passage: str, finding: Finding, topic: str = "") -> float:
 
 @dataclass(frozen=True)
 class ExclusionCheck:
-    """The verdict on one "this passage covers that finding" claim: `rejected` is None when it holds."""
+    """The code's verdict on one "this passage covers that finding" claim: `rejected` is None when
+    the code finds nothing against it; it then holds only if the independent check confirms it."""
 
     rejected: Rejection | None
     quote: QuoteCheck
     covered_in: str = ""  # the canonical section of COVERING_SECTIONS the passage stands in
-    unsure: bool = False  # holds only if the independent check confirms it (rejected is None then)
 
 
 def check_exclusion(quote: str, finding: Finding, adr: Adr) -> ExclusionCheck:
-    """Whether `quote` covers `finding`: a passage of the ADR, in a covering section, about its subject."""
+    """Whether `quote` may cover `finding`: a passage of the ADR, in a covering section, sharing enough
+    of its subject's terms to be worth the check call."""
     check = check_quote(quote, passages_of(adr))
     if not check.ok:
         return ExclusionCheck("not_verbatim", check)
@@ -177,7 +176,7 @@ def check_exclusion(quote: str, finding: Finding, adr: Adr) -> ExclusionCheck:
     overlap = subject_overlap(check.quote, finding, adr.title)
     if overlap < UNSURE_SUBJECT_OVERLAP:
         return ExclusionCheck("off_subject", check, section)
-    return ExclusionCheck(None, check, section, unsure=overlap < MIN_SUBJECT_OVERLAP)
+    return ExclusionCheck(None, check, section)
 
 
 @dataclass(frozen=True)
@@ -192,7 +191,7 @@ class UnsureClaim:
 
 @dataclass(frozen=True)
 class JudgeExclusions:
-    exclusions: tuple[Exclusion, ...]  # held: listed as "already covered by the ADR"
+    exclusions: tuple[Exclusion, ...]  # held (confirmed by the check): "already covered by the ADR"
     restored: tuple[Finding, ...]  # critic findings whose exclusion did not hold: shown again
     rejected: Mapping[Rejection, int]  # claims that did not hold, by why (absent when 0)
     unsure: tuple[UnsureClaim, ...] = ()  # awaiting the independent check (settle_unsure)
@@ -208,13 +207,13 @@ def judge_exclusions(
 ) -> JudgeExclusions:
     """Check the Judge's (finding id, covering quote) claims against the ADR (the module doc's rule).
 
-    A claim that holds becomes an Exclusion; any other claim does not count: the critic finding it
-    would hide is restored (unless a judged finding already merged it, `shown_ids`), so the Judge
-    cannot make a finding disappear by quoting a sentence that does not cover it. An unsure claim is
-    kept apart in `unsure`, neither excluded nor restored, until settle_unsure says which it is.
+    A claim the code finds nothing against is kept apart in `unsure`, neither excluded nor restored,
+    until the independent check decides it (settle_unsure): no claim is an Exclusion before that. Any
+    other claim does not count: the critic finding it would hide is restored (unless a judged finding
+    already merged it, `shown_ids`), so the Judge cannot make a finding disappear by quoting a
+    sentence that does not cover it.
     """
     shown = set(shown_ids)
-    exclusions: list[Exclusion] = []
     restored: list[Finding] = []
     rejected: dict[Rejection, int] = {}
     unsure: list[UnsureClaim] = []
@@ -229,17 +228,14 @@ def judge_exclusions(
             exclusion = Exclusion(
                 finding.title, verdict.quote.quote, heading, "judge", finding.source, verdict.covered_in
             )
-            if verdict.unsure:
-                unsure.append(UnsureClaim(fid, finding, exclusion, restore=fid not in shown))
-            else:
-                exclusions.append(exclusion)
+            unsure.append(UnsureClaim(fid, finding, exclusion, restore=fid not in shown))
             shown.add(fid)
             continue
         rejected[verdict.rejected] = rejected.get(verdict.rejected, 0) + 1
         if fid not in shown:
             restored.append(finding)
             shown.add(fid)
-    return JudgeExclusions(tuple(exclusions), tuple(restored), rejected, tuple(unsure), frozenset(shown))
+    return JudgeExclusions((), tuple(restored), rejected, tuple(unsure), frozenset(shown))
 
 
 def settle_unsure(claims: JudgeExclusions, confirmed: Sequence[bool]) -> JudgeExclusions:

@@ -5,8 +5,8 @@ the same covering passage against the case's findings on other topics (`off_subj
 it by the recorded answer, another `dedupe_group`; these must not). The findings are read from the
 Judge request production renders for the case, so their ids, quotes and gaps are the ones the code
 checks. `python -m adr_review.evals.golden.judge_overlap` prints the table and the counts per threshold.
-Where no overlap can accept a claim on its own (MIN_SUBJECT_OVERLAP) was measured on many more pairs, from
-the corpora: benchmarks/judge_band.py.
+That no overlap can accept a claim on its own was measured on many more pairs, from the corpora:
+benchmarks/judge_band.py.
 """
 
 from __future__ import annotations

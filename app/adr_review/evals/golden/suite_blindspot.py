@@ -61,7 +61,7 @@ class BlindSpotInput(BaseModel):
     critic_answers: dict[str, Any] = Field(default_factory=dict)
     # Judge cases: the independent check's answers ({covers, reason}), one per claim it is asked about,
     # in order. An input like the critics' answers, not scored here (the check has its own cases):
-    # every exclusion in a covering section reaches the check (finding_checks.MIN_SUBJECT_OVERLAP).
+    # every exclusion in a covering section reaches the check (finding_checks.check_exclusion).
     cover_checks: list[dict[str, Any]] = Field(default_factory=list)
     # The repo setting `language`: what the models are asked to write (None: the ADR's own language).
     language: Literal["en", "ja"] | None = None

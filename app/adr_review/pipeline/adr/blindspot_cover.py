@@ -1,7 +1,7 @@
 """The independent check of the Judge exclusions (issue 24, CoVe-style).
 
 An exclusion in a covering section whose passage shares enough of the finding's terms (at least
-finding_checks.UNSURE_SUBJECT_OVERLAP; no share is enough for the code to accept it alone, MIN_SUBJECT_OVERLAP)
+finding_checks.UNSURE_SUBJECT_OVERLAP; no share is enough for the code to accept it alone)
 is neither accepted nor rejected by the code: one call per such exclusion
 asks a fresh model, given ONLY the finding (its title and gap) and the quoted passage, never the Judge's
 reasoning nor the rest of the ADR, whether the passage addresses this risk. Only `yes` keeps the
