@@ -40,8 +40,10 @@ ROUTES = _file("gateway/routes/api.go", ["x := 1"])
 NOISE = _file("misc/counter.go", [f"total{i} := compute{i}(window{i}, stride{i})" for i in range(300)])
 
 
-def _features(diff: str, title: str = "", *, wide: bool = True) -> dict[str, dict[str, float]]:
-    query = build_query(parse_diff(diff), title)
+def _features(
+    diff: str, title: str = "", *, wide: bool = True, body: str = ""
+) -> dict[str, dict[str, float]]:
+    query = build_query(parse_diff(diff), title, body)
     candidates = [
         Candidate(a, None, bm25, 0.0, 0.5, True, "")  # type: ignore[arg-type]
         for a, bm25 in zip(FOLDER, [4.0, 3.0, 2.0, 1.0], strict=True)
@@ -94,6 +96,21 @@ def test_title_text_is_zero_without_a_title_and_does_not_grow_with_the_diff() ->
     small = _features(ROUTES, "Move the gateway routing rules")
     large = _features(ROUTES + NOISE, "Move the gateway routing rules")
     assert {p: f["title_text"] for p, f in small.items()} == {p: f["title_text"] for p, f in large.items()}
+
+
+def test_body_text_is_the_share_of_the_bodys_words_the_adr_names_and_zero_without_one() -> None:
+    # gateway, routing, rules, ingress of {gateway, routing, rules, ingress, cleanup}
+    rows = _features(NOISE, "Tidy up", body="Gateway routing rules: an ingress cleanup.")
+    assert _best(rows, "body_text") == "0004-gateway.md"
+    assert rows["0004-gateway.md"]["body_text"] == pytest.approx(4 / 5)
+    assert all(f["body_text"] == 0.0 for f in _features(NOISE, "Gateway routing rules").values())
+
+
+def test_body_text_reads_the_body_only_as_far_as_the_query_took_it() -> None:
+    from adr_review.core.guard import BODY_BUDGET
+
+    past_the_budget = "x" * BODY_BUDGET + " structlog JSON"
+    assert _features(NOISE, body=past_the_budget)["0003-logging.md"]["body_text"] == 0.0
 
 
 def test_without_wide_the_folder_wide_features_are_left_out_and_the_others_kept() -> None:

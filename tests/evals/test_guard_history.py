@@ -14,6 +14,7 @@ from adr_review.evals.guard_history import (
     commits,
     diff_without,
     mask,
+    message_body,
     referenced_names,
     referenced_numbers,
 )
@@ -40,6 +41,19 @@ def test_mask_removes_numbers_and_folder_links() -> None:
     assert referenced_names(message, folder) == {"038-x.md"}
     assert mask(message, folder) == "Implement (see for the store"
     assert referenced_numbers(mask(message, folder)) == set()
+
+
+def test_the_pr_body_is_the_message_body_masked_without_its_trailers() -> None:
+    body = (
+        "Moves the store to the new driver, as ADR-038 decided\n"
+        "(docs/adr/038-store.md).\n\n"
+        "Signed-off-by: A Person <a@example.org>\n"
+        "Co-authored-by: Bot <bot@example.org>\n"
+    )
+    got = message_body(body, "docs/adr")
+    assert got == "Moves the store to the new driver, as decided"  # the link line masked away
+    assert referenced_numbers(got) == set() and "Signed" not in got and "Bot" not in got
+    assert message_body("", "docs/adr") == ""
 
 
 @pytest.mark.parametrize(

@@ -183,6 +183,7 @@ class GuardQuery:
     used_lines: int  # how many of them the budget let into the query
     cut: tuple[str, ...] = ()  # what the budget left out, in words
     title: str = ""  # the PR title as given (app/adr_review/core/guard_features.py reads it alone)
+    body: str = ""  # the PR body as far as the query took it (BODY_BUDGET)
 
     @property
     def empty(self) -> bool:
@@ -239,7 +240,7 @@ def build_query(
         cut.append(f"diff: {over} of {total} changed lines past the {budget}-character budget")
     text = "\n".join(p for p in [*head, " ".join(w for t in chosen for w in words(t))] if p)
     flat = tuple(q for x in per_file for q in x)
-    return GuardQuery(text, kept, skipped, deps, flat, used, tuple(cut), title.strip())
+    return GuardQuery(text, kept, skipped, deps, flat, used, tuple(cut), title.strip(), head[1])
 
 
 def enforced_pool(adrs: Sequence[Adr]) -> tuple[frozenset[str], Mapping[str, str]]:

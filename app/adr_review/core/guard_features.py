@@ -17,7 +17,9 @@ comparison between candidates:
   top one, and larger the more it stands out);
 - `title_text`: the share of the PR title's words that the ADR names (its title or text): the title
   is a sentence, not a diff, so it does not grow with the change; 0 without a title. The one guard
-  feature the shipped model weighs (docs/benchmarks.md, "New signals, held out").
+  feature the shipped model weighs (docs/benchmarks.md, "New signals, held out");
+- `body_text`: the same share for the words of the PR body (as far as the query took it); 0 without
+  a body.
 
 The first three read every ADR of the folder (`FOLDER_WIDE`); `guard_features(..., wide=False)`
 leaves them out for a model that does not weigh them.
@@ -83,6 +85,7 @@ def guard_features(
     feature is its place there); `wide=False`: without the `FOLDER_WIDE` ones."""
     base = [features_of(c, i, background) for i, c in enumerate(candidates)]
     title = set(words(query.title))
+    body = set(words(query.body))
     bm25 = [f["bm25_z"] for f in base]
     out = []
     for i, (c, f) in enumerate(zip(candidates, base, strict=True)):
@@ -92,6 +95,7 @@ def guard_features(
             | {
                 "margin": f["bm25_z"] - max(others) if others else 0.0,
                 "title_text": len(title & adr_terms(c.adr)) / len(title) if title else 0.0,
+                "body_text": len(body & adr_terms(c.adr)) / len(body) if body else 0.0,
             }
         )
     if wide:

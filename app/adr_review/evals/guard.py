@@ -28,7 +28,7 @@ from typing import Any
 from adr_review.core.evidence import Background, EvidenceModel
 from adr_review.core.guard import enforced_pool, matching_lines
 from adr_review.core.guard_features import guard_features
-from adr_review.evals.guard_history import adr_files_at, diff_without, git, mask, write_folder
+from adr_review.evals.guard_history import adr_files_at, diff_without, git, mask, message_body, write_folder
 
 K = 5
 MRR_DEPTH = 10
@@ -70,9 +70,17 @@ def auc(pos: Sequence[float], neg: Sequence[float]) -> float | None:
 
 
 def run_case(
-    case: Case, git_dir: Path, work: Path, store: Path, config: Any, model: EvidenceModel
+    case: Case,
+    git_dir: Path,
+    work: Path,
+    store: Path,
+    config: Any,
+    model: EvidenceModel,
+    *,
+    body: bool = False,
 ) -> dict[str, Any]:
-    """One case through the guard; the record the report and the calibration read."""
+    """One case through the guard; the record the report and the calibration read. `body`: the
+    commit message's body (message_body) is passed as the PR body."""
     from adr_review.adapters.index_open import ensure_synced, open_index_for
     from adr_review.pipeline.code_guard.guard import run_guard
 
@@ -83,8 +91,12 @@ def run_case(
     adrs = synced.adrs
     title = git(git_dir, "log", "-1", "--format=%s", case.commit).decode("utf-8", "replace").strip()
     masked = mask(title, case.folder)
+    raw_body = (
+        git(git_dir, "log", "-1", "--format=%b", case.commit).decode("utf-8", "replace") if body else ""
+    )
+    pr_body = message_body(raw_body, case.folder)
     diff = diff_without(git_dir, case.parent, case.commit, case.folder)
-    result = run_guard(diff, index, adrs, title=masked, model=model)
+    result = run_guard(diff, index, adrs, title=masked, body=pr_body, model=model)
     status = {a.path: a.status for a in adrs}
     pool, redirect = enforced_pool(adrs)
     enforced = tuple(p for p in case.expected if p in pool)
@@ -113,6 +125,7 @@ def run_case(
         "cut": list(result.query.cut),
         "dropped": dict(result.dropped),
         "query_chars": len(result.query.text),
+        "body_chars": len(pr_body),
         "changed_lines": len(result.query.lines),
         "retrieved": [
             {

@@ -5,7 +5,8 @@ else is read back from a local clone or bare mirror when the benchmark runs, so 
 is stored here:
 
 - the diff `parent..commit` without the ADR folder (the change a guard would see);
-- the commit's title with every ADR reference masked (`mask`), as the PR title;
+- the commit's title with every ADR reference masked (`mask`), as the PR title, and (with `--body`)
+  the rest of its message, trailers left out and masked the same way, as the PR body (`message_body`);
 - the ADR folder as it was at the parent (what the guard's pool is).
 
 A positive names an ADR in its message ("ADR-038", "ADR 12", "per ADR0037", "MADR 055", or a path
@@ -76,6 +77,18 @@ def mask(text: str, folder: str) -> str:
     out = re.sub(rf"\S*{re.escape(folder)}\S*", "", text) if folder else text
     out = ADR_REF.sub("", out)
     return re.sub(r"\s{2,}", " ", out).strip()
+
+
+# "Signed-off-by: A <a@b>", "Co-authored-by: …": a trailer is about who, not what the change says
+_TRAILER = re.compile(r"^[A-Za-z][A-Za-z-]*-by:\s", re.MULTILINE)
+
+
+def message_body(body: str, folder: str) -> str:
+    """A commit message's body (git's `%b`: after the subject's paragraph) without its `-by:` trailer
+    lines, every ADR reference masked: what a squash-merged PR's description leaves in the commit,
+    read as the PR body."""
+    kept = [ln for ln in body.strip().splitlines() if not _TRAILER.match(ln)]
+    return "\n".join(mask(ln, folder) for ln in kept).strip()
 
 
 def referenced_numbers(message: str) -> set[int]:

@@ -35,6 +35,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print JSON")
     parser.add_argument("--records", type=Path, default=None, help="write every case's record here (JSON)")
     parser.add_argument("--work", type=Path, default=None, help="work folder for ADR folders and indexes")
+    parser.add_argument(
+        "--body",
+        action="store_true",
+        help="pass each commit's message body (trailers out, ADR references masked) as the PR body",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -71,6 +76,7 @@ def run(args: argparse.Namespace) -> int:
                     work / "store",
                     RetrievalConfig(),
                     GUARD_EVIDENCE,
+                    body=args.body,
                 )
             )
             if i % 25 == 0:
