@@ -33,7 +33,7 @@ from adr_review.core.results import Candidate, Relevance
 HEAD = 5  # the places the evidence was fitted on: a candidate further down is shown only when linked
 FEATURES = ("fused", "rank", "bm25_z", "dense_z", "title", "coverage", "rare_idf", "rare_count", "pool")
 # The guard's own features of a candidate against a diff (app/adr_review/core/guard_features.py).
-GUARD_FEATURES = ("added_rare_z", "path_z", "deps", "margin", "title_text")
+GUARD_FEATURES = ("added_rare_z", "path_z", "deps", "margin", "title_text", "body_text")
 
 
 @dataclass(frozen=True)
