@@ -11,6 +11,7 @@ TITLE = "Move orders to MongoDB"
 PYPROJECT = "services/order/pyproject.toml"
 STORE = "services/order/store.py"
 BUTTON = "web/src/button.tsx"
+LOGGING = "ops/logging.py"
 
 BASE_CODE = {
     PYPROJECT: '[project]\nname = "order"\ndependencies = [\n    "fastapi>=0.110",\n    "psycopg[binary]>=3.1",\n]\n',
@@ -19,6 +20,7 @@ BASE_CODE = {
         "def connect(dsn): return psycopg.connect(dsn)  # PostgreSQL transactions for orders and payments\n"
     ),
     BUTTON: 'export const Button = () => <button className="primary">Save</button>;\n',
+    LOGGING: "AUDIT_DAYS = 365  # audit logs kept for a year\n",
 }
 MONGO_CHANGE = {
     PYPROJECT: BASE_CODE[PYPROJECT].replace('"psycopg[binary]>=3.1"', '"pymongo>=4.6"'),
@@ -27,6 +29,11 @@ MONGO_CHANGE = {
         "def connect(url): return MongoClient(url).orders  # MongoDB document database for orders and payments\n"
     ),
 }
+# Shortens the audit log retention ADR-0005 decided: too weak a match for the evidence floor alone
+AUDIT_CHANGE = {LOGGING: "AUDIT_DAYS = 90  # audit logs kept for a quarter\n"}
+AUDIT_DECISION = (
+    "Application logs are kept for 30 days in the central logging cluster, audit logs for a year."
+)
 UNRELATED_CHANGE = {BUTTON: BASE_CODE[BUTTON].replace('"primary"', '"primary rounded"')}
 UNRELATED_TITLE = "Round the save button"  # the guard reads the title too: it says what the change is
 DECISION = "We will not adopt MongoDB or another document database for orders, payments or carts."

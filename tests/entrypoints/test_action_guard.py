@@ -19,6 +19,8 @@ from adr_review.pipeline.plans.budget import month_of, published_spend
 from tests.entrypoints.guard_case import (
     ADDED_LINE,
     ADR_FILES,
+    AUDIT_CHANGE,
+    AUDIT_DECISION,
     BASE_CODE,
     BUTTON,
     CHECK_ANSWER,
@@ -49,9 +51,11 @@ def h(tmp_path: Path) -> Iterator[Harness]:
         yield harness
 
 
-def open_code_pr(h: Harness, changes: dict[str, str], head: str = HEAD, title: str = TITLE) -> None:
+def open_code_pr(
+    h: Harness, changes: dict[str, str], head: str = HEAD, title: str = TITLE, body: str | None = None
+) -> None:
     pull = h.gh.add_pull(2, head=head, base=BASE, changes={p: t.encode() for p, t in changes.items()})
-    pull.title = title
+    pull.title, pull.body = title, body
 
 
 def guard_comments(h: Harness) -> list[dict[str, object]]:
@@ -129,6 +133,21 @@ def test_a_code_pr_that_touches_no_decision_gets_no_comment_and_says_so(h: Harne
     r = run(h)
     assert h.gh.comments_on(2) == [] and writes(h) == 0
     assert "no decision implicated" in r.summary and "no decision implicated" in r.stdout
+
+
+def test_a_decision_the_pr_body_names_is_held_against_the_change(h: Harness) -> None:
+    open_code_pr(h, AUDIT_CHANGE, title="Tidy the ops settings")
+    run(h, **{"anthropic-api-key": ""})
+    assert guard_comments(h) == []  # the diff alone is too weak a match for the floor
+
+    open_code_pr(h, AUDIT_CHANGE, head="e" * 40, title="Tidy the ops settings", body="As ADR 5 says.")
+    edits = {"pull_request.head.sha": "e" * 40}
+    r = h.run("pull_request", OPENED, inputs={**GUARD_ON, "anthropic-api-key": ""}, edits=edits)
+    assert r.code == 0, r.stdout
+    [comment] = guard_comments(h)
+    body = str(comment["body"])
+    assert "ADR-0005" in body and "named in the pull request" in body
+    assert AUDIT_DECISION in body and "`ops/logging.py` line 1: `AUDIT_DAYS = 90" in body
 
 
 def test_a_second_run_on_the_same_head_writes_nothing_and_calls_no_model(h: Harness) -> None:

@@ -56,6 +56,15 @@ diff --git a/services/order/store.py b/services/order/store.py
 +def connect(url): return MongoClient(url).orders  # MongoDB document database for orders and payments
 """
 
+AUDIT = """\
+diff --git a/ops/logging.py b/ops/logging.py
+--- a/ops/logging.py
++++ b/ops/logging.py
+@@ -1,2 +1,2 @@
+-AUDIT_DAYS = 365  # audit logs kept for a year
++AUDIT_DAYS = 90  # audit logs kept for a quarter
+"""
+
 UNRELATED = """\
 diff --git a/web/src/button.tsx b/web/src/button.tsx
 --- a/web/src/button.tsx
@@ -75,6 +84,7 @@ DECISION_KEYS = {
     "decision",
     "section",
     "via",
+    "named",  # the PR's title or body names it (app/adr_review/core/guard_named.py)
     "diff_evidence",
     "verdict",  # the verified model answer; null offline
 }
@@ -219,3 +229,46 @@ def test_a_refused_key_prints_the_offline_comment_and_fails_loudly(
         assert "Changed lines that share its terms" in captured.out  # the offline listing, with a note
         assert "No usable model answer for ADR-0001 (llm_error)" in captured.out
         assert "ANTHROPIC_API_KEY" in captured.err
+
+
+def test_a_decision_the_pr_names_is_listed_below_the_floor_and_says_why(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    unnamed = as_json(capsys, tmp_path, AUDIT, "--title", "Tidy the ops settings")
+    assert unnamed["decisions"] == [] and unnamed["silent_reason"] == "below_floor"
+    (below,) = [c for c in unnamed["candidates"] if c["path"] == "0005-log-retention.md"]
+    assert below["evidence"] < unnamed["floor"]  # the score alone keeps it out
+
+    named = as_json(capsys, tmp_path, AUDIT, "--title", "Tidy the ops settings", "--body", "As ADR 5 says.")
+    (d,) = named["decisions"]
+    assert (d["id"], d["named"], d["section"]) == ("ADR-0005", True, "Decision")
+    assert d["reason"].startswith("named in the pull request") and d["evidence"] < named["floor"]
+    assert d["decision"] in ADRS["0005-log-retention.md"] and d["diff_evidence"]
+
+    text = guard(capsys, tmp_path, AUDIT, "--title", "Tidy the ops settings", "--body", "As ADR 5 says.")
+    assert "named in the pull request" in text and "ADR-0005" in text
+
+
+@pytest.mark.parametrize(
+    ("body", "why"),
+    [
+        ("As ADR 4 says.", "proposed: naming it enforces nothing"),
+        ("As ADR-3 says.", "accepted, but the diff has no line that matches it"),
+        ("Bumps MADR 5.0.0.", "a version number, not an ADR"),
+        ("See `ADR-5` in the code.", "a code span is not a mention"),
+    ],
+)
+def test_a_name_alone_does_not_list_a_decision(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, body: str, why: str
+) -> None:
+    out = as_json(capsys, tmp_path, AUDIT, "--title", "Tidy the ops settings", "--body", body)
+    assert out["decisions"] == [], why
+
+
+def test_naming_a_proposed_decision_does_not_enforce_it(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    # ADR-0004 (proposed) names pymongo and MongoDB, which the diff adds: only its status keeps it out
+    out = as_json(capsys, tmp_path, MONGO, "--title", "Move orders to MongoDB", "--body", "As ADR 4 plans.")
+    assert [d["id"] for d in out["decisions"]] == ["ADR-0001"]
+    assert not out["decisions"][0]["named"]

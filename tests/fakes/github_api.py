@@ -76,6 +76,7 @@ class Pull:
     draft: bool = False
     files: list[dict[str, Any]] = field(default_factory=list)
     title: str = ""
+    body: str | None = None  # GitHub sends null for a PR without a description
 
 
 class FakeGitHub:
@@ -288,6 +289,7 @@ class FakeGitHub:
             "state": "open",
             "draft": p.draft,
             "title": p.title,
+            "body": p.body,
             "html_url": f"{WEB}/{self.repo}/pull/{p.number}",
             "url": f"{API_URL}/repos/{self.repo}/pulls/{p.number}",
             "updated_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),

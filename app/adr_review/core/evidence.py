@@ -23,10 +23,10 @@ from __future__ import annotations
 
 import math
 import posixpath
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
-from adr_review.core.adr import Adr
+from adr_review.core.adr import Adr, AdrLink
 from adr_review.core.adr.names import canonical_id_key
 from adr_review.core.results import Candidate, Relevance
 
@@ -147,12 +147,16 @@ def shown_band(candidate: Candidate, model: EvidenceModel, *, linked: bool = Fal
 def linked_paths(proposal: Adr, candidates: Sequence[Candidate]) -> frozenset[str]:
     """The candidates the proposal links to (an `ADR-N` mention, a link to its file, a typed
     relation such as supersedes): read from the proposal's parsed links (app/adr_review/core/adr/links.py)."""
-    keys = {canonical_id_key(link.target) for link in proposal.links}
-    names = {posixpath.basename(link.target) for link in proposal.links}
-    return frozenset(
-        c.adr.path
-        for c in candidates
-        if canonical_id_key(c.adr.adr_id) in keys or posixpath.basename(c.adr.path) in names
+    return frozenset(linked_to(proposal.links, [c.adr for c in candidates]))
+
+
+def linked_to(links: Sequence[AdrLink], adrs: Iterable[Adr]) -> tuple[str, ...]:
+    """The paths of `adrs` that `links` point at, in `adrs`' order: an id mention by its id key
+    ("adr-12" is ADR-0012), a link to a file by the file's name."""
+    keys = {canonical_id_key(link.target) for link in links}
+    names = {posixpath.basename(link.target) for link in links}
+    return tuple(
+        a.path for a in adrs if canonical_id_key(a.adr_id) in keys or posixpath.basename(a.path) in names
     )
 
 

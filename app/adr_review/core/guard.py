@@ -275,6 +275,7 @@ class Implicated:
     lines: tuple[Evidence, ...]
     via: Adr | None = None  # the superseded ADR that matched, when this is its successor
     terms: tuple[str, ...] = field(default=())
+    named: bool = False  # the PR's title or body names it (app/adr_review/core/guard_named.py): no floor
 
 
 def _adr_terms(adr: Adr) -> frozenset[str]:
@@ -342,16 +343,18 @@ def implicate(
     redirect: Mapping[str, str],
     *,
     limit: int = MAX_SHOWN,
+    named: frozenset[str] = frozenset(),
 ) -> tuple[list[Implicated], dict[str, int]]:
     """The decisions to list (at most `limit`, in the order of `ranked`, candidates with the guard's
-    evidence) and what was dropped, by reason."""
+    evidence) and what was dropped, by reason. A `named` path passes whatever its evidence."""
 
     by_path = {a.path: a for a in folder}
     out: list[Implicated] = []
     dropped: dict[str, int] = {}
     shown: set[str] = set()
     for c in ranked:
-        if c.evidence is None or c.evidence < model.floor:
+        is_named = c.adr.path in named
+        if not is_named and (c.evidence is None or c.evidence < model.floor):
             continue
         via = None
         adr = c.adr
@@ -368,7 +371,9 @@ def implicate(
         if picked is None:
             dropped["no_decision_sentence"] = dropped.get("no_decision_sentence", 0) + 1
             continue
-        item = Implicated(adr, c.evidence, picked[0], picked[1], lines, via, tuple(sorted(shared)))
+        item = Implicated(
+            adr, c.evidence or 0.0, picked[0], picked[1], lines, via, tuple(sorted(shared)), is_named
+        )
         problem = check(item, query)
         if problem:
             dropped[problem] = dropped.get(problem, 0) + 1

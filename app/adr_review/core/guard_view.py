@@ -112,6 +112,7 @@ def guard_view(
                 "status": d.adr.status,
                 "evidence": f"{d.probability:.2f}",
                 "via": untrusted(d.via.adr_id) if d.via is not None else None,
+                "named": d.named,
                 "section": untrusted(d.section) if d.section else None,
                 "decision": untrusted(d.decision),
                 "lines": [_line(e) for e in d.lines],

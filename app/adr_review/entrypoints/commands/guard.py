@@ -50,7 +50,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
 def reason_of(d: Implicated, floor: float) -> str:
     terms = ", ".join(d.terms[:6])
     via = f"; matched through {d.via.adr_id}, which it supersedes" if d.via is not None else ""
-    return f"evidence {d.probability:.2f} >= floor {floor:.3f}; the diff shares {terms}{via}"
+    why = (
+        f"named in the pull request (evidence {d.probability:.2f})"
+        if d.named
+        else f"evidence {d.probability:.2f} >= floor {floor:.3f}"
+    )
+    return f"{why}; the diff shares {terms}{via}"
 
 
 def verdict_json(v: GuardVerdict) -> dict[str, Any]:
@@ -86,6 +91,7 @@ def decision_json(d: Implicated, floor: float, check: GuardCheckResult | None = 
         "decision": d.decision,
         "section": d.section,
         "via": d.via.path if d.via is not None else None,
+        "named": d.named,
         "diff_evidence": [
             {"path": e.path, "change": e.change, "line": e.number, "text": e.text} for e in d.lines
         ],

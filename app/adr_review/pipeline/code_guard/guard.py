@@ -33,6 +33,7 @@ from adr_review.core.guard import (
 )
 from adr_review.core.guard_features import FOLDER_WIDE, guard_features
 from adr_review.core.guard_model import GUARD_EVIDENCE
+from adr_review.core.guard_named import named_in
 from adr_review.core.results import Candidate
 from adr_review.pipeline.code_guard.guard_check import GuardCheckResult, check_decisions
 from adr_review.pipeline.ports import AdrIndex, LlmPort, PromptLibrary, StageMemo, no_memo
@@ -67,6 +68,22 @@ def adr_folder_files(files: Sequence[DiffFile], folder: Sequence[Adr]) -> frozen
 def _suffixes(path: str) -> list[str]:
     parts = path.split("/")
     return ["/".join(parts[i:]) for i in range(1, len(parts))]
+
+
+def _named_first(
+    head: Sequence[Candidate], retrieved: Sequence[Candidate], named: frozenset[str], folder: Sequence[Adr]
+) -> list[Candidate]:
+    """The head with the ADRs the PR names first (their retrieved candidate when the index returned
+    one, else an unscored one: the name, not the score, puts them there)."""
+    if not named:
+        return list(head)
+    known = {c.adr.path: c for c in [*retrieved, *head]}  # the head's carry the guard's evidence
+    first = [
+        known.get(a.path) or Candidate(a, None, 0.0, 0.0, 0.0, False, "named in the pull request")
+        for a in folder
+        if a.path in named
+    ]
+    return first + [c for c in head if c.adr.path not in named]
 
 
 def run_guard(
@@ -116,7 +133,10 @@ def run_guard(
         else None
     )
     head = rerank(result.candidates, bg, model, features=features)
-    decisions, dropped = implicate(head, model, query, folder, redirect)
+    named = frozenset(p for p in named_in(query.title, query.body, folder) if p in pool)
+    decisions, dropped = implicate(
+        _named_first(head, result.candidates, named, folder), model, query, folder, redirect, named=named
+    )
     check = None
     if llm is not None and prompts is not None and decisions:
         pairs = [(d.adr, d.lines) for d in decisions]

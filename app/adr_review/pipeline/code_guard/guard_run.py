@@ -208,7 +208,8 @@ def _guard(plan: Plan, lifecycle: PlanWork, adrs: list[str], diff: str, notes: l
         found += [(d, adr_dir) for d in result.decisions]
         floor, query = result.floor, result.query
         cut += [c for c in result.query.cut if c not in cut]
-    shown = sorted(found, key=lambda f: -f[0].probability)[:MAX_SHOWN]
+    # what the PR names first (it asked for those), then by evidence
+    shown = sorted(found, key=lambda f: (not f[0].named, -f[0].probability))[:MAX_SHOWN]
     model = lifecycle.guard_model(plan) if g.online and shown and query is not None else None
     check = None
     if model is not None and query is not None:

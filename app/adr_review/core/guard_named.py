@@ -1,0 +1,33 @@
+"""The ADRs a pull request names in its title or body ("Implements ADR-12", a link to the ADR's file). Pure.
+
+A PR that names a decision asks for the change to be held against it, so the guard lists a named ADR
+whatever its evidence score (app/adr_review/core/guard.py `implicate`), still only when it is enforced
+(accepted, or superseded by an accepted one, which is listed instead), when the diff has lines that
+match it and when its decision sentence verifies: naming a proposed ADR enforces nothing, and a
+named ADR the diff does not touch is not listed. The text is read by the ADR parser's own link
+finder (app/adr_review/core/adr/links.py), so a mention counts here exactly when it counts in an ADR:
+not in code spans, not a version number ("MADR 4.0.0").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from adr_review.core.adr import Adr, AdrParseError, parse_adr
+from adr_review.core.evidence import linked_to
+
+# The PR's text is read as the body of a document with a title of its own, so that a title such as
+# "ADR-12: move the store" is a mention of ADR-12, not the document's own id (which names nothing).
+_DOCUMENT = "# Pull request\n\n{title}\n\n{body}\n"
+
+
+def named_in(title: str, body: str, folder: Sequence[Adr]) -> tuple[str, ...]:
+    """Paths of the folder's ADRs the PR title or body names, in the folder's order."""
+    if not title.strip() and not body.strip():
+        return ()
+    text = _DOCUMENT.format(title=title.strip(), body=body.strip())
+    try:
+        pr = parse_adr("pull-request.md", text.encode("utf-8"))
+    except AdrParseError:  # a text the parser refuses names nothing it could read
+        return ()
+    return linked_to(pr.links, folder) if pr.links else ()

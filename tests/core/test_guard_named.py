@@ -1,0 +1,36 @@
+"""Which ADRs a pull request names (app/adr_review/core/guard_named.py): read by the ADR parser's link
+finder, so a mention counts exactly when it would count in an ADR."""
+
+from __future__ import annotations
+
+import pytest
+
+from adr_review.core.adr import parse_adr
+from adr_review.core.guard_named import named_in
+
+FOLDER = [
+    parse_adr(
+        "0012-store.md", b"# ADR-0012: Store\n\n## Status\n\nAccepted\n\n## Decision\n\nUse PostgreSQL.\n"
+    ),
+    parse_adr("0013-queue.md", b"# 13. Queue\n\n## Status\n\nAccepted\n\n## Decision\n\nUse RabbitMQ.\n"),
+    parse_adr("20260312-01-cache.md", b"# ADR-20260312-01: Cache\n\n## Status\n\nAccepted\n"),
+]
+
+
+@pytest.mark.parametrize(
+    ("title", "body", "named"),
+    [
+        ("ADR-12: move the store", "", ("0012-store.md",)),  # a title that starts with the id names it
+        ("Implements adr 13", "", ("0013-queue.md",)),  # case and padding do not matter
+        ("Refactor", "See [the queue decision](docs/adr/0013-queue.md).", ("0013-queue.md",)),
+        ("Refactor", "Per ADR-0013 and ADR-12.", ("0012-store.md", "0013-queue.md")),  # folder order
+        ("Cache keys", "ADR-20260312-01 asks for it", ("20260312-01-cache.md",)),
+        ("Bump MADR 12.0.0", "", ()),  # a version number
+        ("Refactor", "`ADR-12` is only a string here", ()),  # a code span
+        ("Refactor", "```\nADR-13\n```", ()),  # a code block
+        ("Refactor", "ADR-99 does not exist", ()),
+        ("", "", ()),
+    ],
+)
+def test_what_the_pr_names(title: str, body: str, named: tuple[str, ...]) -> None:
+    assert named_in(title, body, FOLDER) == named  # type: ignore[arg-type]
