@@ -24,6 +24,8 @@ from tests.entrypoints import test_action as action
 from tests.entrypoints.guard_case import (
     ADDED_LINE,
     ADR_FILES,
+    AUDIT_CHANGE,
+    AUDIT_DECISION,
     BASE_CODE,
     CHECK_ANSWER,
     DECISION,
@@ -164,3 +166,19 @@ def test_a_ticked_guard_box_and_a_dismiss_are_recorded_as_guard_answers(
     report = build_report(adrs, outcomes, repo=REPO, since=0, until=2e9)
     assert (report.findings_shown, report.adrs_reviewed) == (0, 0)
     assert (report.guard.shown, report.guard.adopted, report.guard.dismissed) == (1, 1, 1)
+
+
+def test_the_app_holds_a_change_against_the_decision_its_body_names(
+    app: tuple[FakeGitHubServer, WorkerPool, SqliteStateStore],
+) -> None:
+    gh, pool, store = app
+    named = "f" * 40  # a PR that shortens the audit retention ADR-0005 decided, and names it
+    files = [{"filename": p, "status": "modified"} for p in AUDIT_CHANGE]
+    pull = {"head_sha": named, "base_sha": BASE, "base_ref": "main", "title": "Tidy the ops settings",
+            "body": "As ADR 5 says.", "files": files}  # fmt: skip
+    base = gh.files_at(REPO, BASE)
+    gh.seed({"repos": {REPO: {"refs": {named: {**base, **AUDIT_CHANGE}}, "pulls": {str(PR): pull}}}})
+    deliver(store, pool, "g1", head=named)
+    [comment] = gh.comments_on(REPO, PR)
+    text = without_ledger(without_marker(comment["body"]))
+    assert "ADR-0005" in text and "named in the pull request" in text and AUDIT_DECISION in text
