@@ -231,6 +231,28 @@ def held_out(
         evidence.FEATURES = saved
 
 
+def evidence_top1(queries: Sequence[Query], features: Sequence[str]) -> dict[str, float]:
+    """Held out: the share of queries whose best candidate by the evidence model (fitted on the six
+    other corpora's rows) is relevant, per language: the top-1 precision of that order."""
+    from calibrate_evidence import fit
+
+    from adr_review.core import evidence
+
+    saved = evidence.FEATURES
+    evidence.FEATURES = tuple(dict.fromkeys([*saved, *features]))
+    try:
+        right: dict[str, list[int]] = {}
+        for held in sorted({q.corpus for q in queries}):
+            model = fit([q for q in queries if q.corpus != held], features, 1.0)
+            for q in queries:
+                if q.corpus == held and q.rows:
+                    best = max(q.rows, key=lambda r: model.probability(r[0]))
+                    right.setdefault(q.language, []).append(int(best[1]))
+        return {lang: round(sum(v) / len(v), 3) for lang, v in sorted(right.items())}
+    finally:
+        evidence.FEATURES = saved
+
+
 def ceiling(queries: Sequence[dict[str, object]], lang: str) -> list[str]:
     qs = [q for q in queries if q["language"] == lang]
     lines = []
@@ -366,6 +388,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         sets["+ recency (age)"] = base + ["age"]
         sets["+ query context + recency"] = base + context + ["age", "age_share"]
     rows = with_context(queries)
+    if args.recency:
+        for depth in (K, DEPTH):
+            for name in ("shipped features", "+ recency (age, age_share)", "+ query context"):
+                top1 = evidence_top1(with_context(queries, depth), sets[name])
+                print(f"held-out top 1 by the evidence model, first {depth}, {name}: {top1}")
     for name, features in sets.items():
         for label, m in held_out(rows, features, fit_args).items():
             print(f"held-out {name:<32} {label:<9} {_fmt(m)}")
