@@ -32,7 +32,8 @@ import math
 import sys
 import tempfile
 from argparse import Namespace
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -207,14 +208,23 @@ def with_context(queries: Sequence[dict[str, object]], depth: int = K) -> list[Q
     return out
 
 
-def held_out(
-    queries: Sequence[Query], features: Sequence[str], args: Namespace
-) -> dict[str, dict[str, float]]:
+@contextmanager
+def weighable(features: Sequence[str]) -> Iterator[None]:
+    """The evidence model accepts these feature names too while the block runs (its check of names)."""
     from adr_review.core import evidence
 
     saved = evidence.FEATURES
-    evidence.FEATURES = tuple(dict.fromkeys([*saved, *features]))  # the model's check of feature names
+    evidence.FEATURES = tuple(dict.fromkeys([*saved, *features]))
     try:
+        yield
+    finally:
+        evidence.FEATURES = saved
+
+
+def held_out(
+    queries: Sequence[Query], features: Sequence[str], args: Namespace
+) -> dict[str, dict[str, float]]:
+    with weighable(features):
         names = sorted({q.corpus for q in queries})
         models = {
             h: fit_with_thresholds([q for q in queries if q.corpus != h], features, args) for h in names
@@ -227,8 +237,6 @@ def held_out(
             if group:
                 out[label] = pooled(queries, group)
         return out
-    finally:
-        evidence.FEATURES = saved
 
 
 def evidence_top1(queries: Sequence[Query], features: Sequence[str]) -> dict[str, float]:
@@ -236,11 +244,7 @@ def evidence_top1(queries: Sequence[Query], features: Sequence[str]) -> dict[str
     other corpora's rows) is relevant, per language: the top-1 precision of that order."""
     from calibrate_evidence import fit
 
-    from adr_review.core import evidence
-
-    saved = evidence.FEATURES
-    evidence.FEATURES = tuple(dict.fromkeys([*saved, *features]))
-    try:
+    with weighable(features):
         right: dict[str, list[int]] = {}
         for held in sorted({q.corpus for q in queries}):
             model = fit([q for q in queries if q.corpus != held], features, 1.0)
@@ -249,8 +253,6 @@ def evidence_top1(queries: Sequence[Query], features: Sequence[str]) -> dict[str
                     best = max(q.rows, key=lambda r: model.probability(r[0]))
                     right.setdefault(q.language, []).append(int(best[1]))
         return {lang: round(sum(v) / len(v), 3) for lang, v in sorted(right.items())}
-    finally:
-        evidence.FEATURES = saved
 
 
 def ceiling(queries: Sequence[dict[str, object]], lang: str) -> list[str]:

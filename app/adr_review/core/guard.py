@@ -211,7 +211,8 @@ def build_query(
     kept = tuple(f for f in files if not f.binary and not ignored(f.path, ignore))
     skipped = tuple(f.path for f in files if f not in kept)
     deps = dependencies(kept)
-    head = [title.strip(), body.strip()[:BODY_BUDGET]]
+    kept_body = body.strip()[:BODY_BUDGET]
+    head = [title.strip(), kept_body]
     cut = (
         [f"PR body: {len(body.strip()) - BODY_BUDGET} characters"] if len(body.strip()) > BODY_BUDGET else []
     )
@@ -240,7 +241,7 @@ def build_query(
         cut.append(f"diff: {over} of {total} changed lines past the {budget}-character budget")
     text = "\n".join(p for p in [*head, " ".join(w for t in chosen for w in words(t))] if p)
     flat = tuple(q for x in per_file for q in x)
-    return GuardQuery(text, kept, skipped, deps, flat, used, tuple(cut), title.strip(), head[1])
+    return GuardQuery(text, kept, skipped, deps, flat, used, tuple(cut), title.strip(), kept_body)
 
 
 def enforced_pool(adrs: Sequence[Adr]) -> tuple[frozenset[str], Mapping[str, str]]:

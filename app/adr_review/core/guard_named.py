@@ -30,4 +30,4 @@ def named_in(title: str, body: str, folder: Sequence[Adr]) -> tuple[str, ...]:
         pr = parse_adr("pull-request.md", text.encode("utf-8"))
     except AdrParseError:  # a text the parser refuses names nothing it could read
         return ()
-    return linked_to(pr.links, folder) if pr.links else ()
+    return linked_to(pr.links, folder)
