@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -120,14 +121,12 @@ def floor_child(folder: Path) -> None:
 def measure(n: int, work: Path, corpora: Path, queries: int) -> dict[str, Any]:
     folder, store = work / f"n{n}" / "adr", work / f"n{n}" / "store"
     written = make_folder(n, folder, corpora)
-    if store.exists():
-        import shutil
-
-        shutil.rmtree(store)
+    off_config, off_store = work / f"n{n}" / "channel-off.yml", work / f"n{n}" / "store-off"
+    for cold in (store, off_store):  # both indexes are measured from nothing
+        shutil.rmtree(cold, ignore_errors=True)
     index_cmd = [*ADR_REVIEW, "index", "--adr-dir", str(folder), "--store", str(store), "--json"]
     row: dict[str, Any] = {"n": n, "adr_mb": tree_bytes(folder) / 1e6, "load_before": os.getloadavg()[0]}
     row["cold_s"], row["cold_rss"], _, row["cold_cpu"] = run_measured(index_cmd)
-    off_config, off_store = work / f"n{n}" / "channel-off.yml", work / f"n{n}" / "store-off"
     off_config.write_text(CHANNEL_OFF, encoding="utf-8")
     off_cmd = [
         *ADR_REVIEW,

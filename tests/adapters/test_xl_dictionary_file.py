@@ -6,12 +6,13 @@ from __future__ import annotations
 
 import dataclasses
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from adr_review.adapters import gloss_lexicon, xl_dictionary
+from adr_review.adapters import gloss_lexicon, npz_file, xl_dictionary
 from adr_review.adapters.xl_dictionary import DictionaryViews
 from adr_review.core import gloss
 from adr_review.core.adr import Adr, parse_adr
@@ -96,3 +97,65 @@ def test_an_adrs_passages_read_back_behave_as_a_list(tmp_path: Path, lexicon: No
         assert np.array_equal(got[-1][0], want[-1][0]) and len(got[:1]) == 1
         with pytest.raises(IndexError):
             got[len(want)]
+
+
+def test_the_passage_texts_read_back_are_the_ones_glossed(tmp_path: Path, lexicon: None) -> None:
+    DictionaryViews(tmp_path, "c").sync(_adrs(TEXTS))
+    read = DictionaryViews(tmp_path, "c")
+    read._load()
+    for path, adr in zip(sorted(TEXTS), _adrs(TEXTS), strict=True):
+        got = read._rows[path][3]
+        want = xl_dictionary.adr_rows(adr, gloss_lexicon.load_lexicon() or {}, read.params)[1]
+        assert list(got) == want and len(got) == len(want) > 0
+        assert got[-1] == want[-1] and got[np.int64(0)] == want[0] and got[1:] == want[1:]
+        with pytest.raises(IndexError):
+            got[len(want)]
+    _order, _matrix, texts = read._passage_matrix()
+    assert list(texts) == [t for p in sorted(TEXTS) for t in read._rows[p][3]]
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        pytest.param(lambda a: {**a, "text": a["text"][:-3]}, id="text shorter than its ends"),
+        pytest.param(lambda a: {**a, "values": a["values"][:-1]}, id="a value missing"),
+        pytest.param(lambda a: {**a, "weights": a["weights"][:-1]}, id="weights of other dims"),
+        pytest.param(lambda a: {k: v for k, v in a.items() if k != "text_ends"}, id="no text ends"),
+    ],
+)
+def test_a_file_whose_arrays_disagree_is_ignored_and_glossed_again(
+    tmp_path: Path, lexicon: None, damage: Callable[[dict[str, np.ndarray]], dict[str, np.ndarray]]
+) -> None:
+    views = DictionaryViews(tmp_path, "c")
+    views.sync(_adrs(TEXTS))
+    got = npz_file.read_npz(views.path, xl_dictionary.FORMAT, views.config)
+    assert got is not None
+    meta, arrays = got
+    npz_file.write_npz(views.path, meta, "test", **damage(arrays))
+    again = DictionaryViews(tmp_path, "c")
+    assert not again.holds({a.path: a.content_hash for a in _adrs(TEXTS)})
+    assert again.sync(_adrs(TEXTS)) == len(TEXTS)
+    assert DictionaryViews(tmp_path, "c").holds({a.path: a.content_hash for a in _adrs(TEXTS)})
+
+
+def test_a_file_of_the_previous_format_is_glossed_again(tmp_path: Path, lexicon: None) -> None:
+    views = DictionaryViews(tmp_path, "c")
+    views.sync(_adrs(TEXTS))
+    got = npz_file.read_npz(views.path, xl_dictionary.FORMAT, views.config)
+    assert got is not None
+    meta, arrays = got
+    npz_file.write_npz(views.path, {**meta, "format": "adr-review-xl-dict/2"}, "test", **arrays)
+    assert DictionaryViews(tmp_path, "c").sync(_adrs(TEXTS)) == len(TEXTS)
+
+
+@pytest.mark.parametrize(
+    ("counts", "small"),
+    [
+        ([1.0, 2.0, 65535.0], True),
+        ([], True),
+        ([1.0, 65536.0], False),  # would wrap in 16 bits
+        ([1.0, 2.5], False),  # a weighted count is kept as it is
+    ],
+)
+def test_counts_are_kept_in_sixteen_bits_only_when_exact(counts: list[float], small: bool) -> None:
+    assert xl_dictionary._small_whole(np.asarray(counts, dtype=np.float32)) is small

@@ -30,16 +30,14 @@ def read_npz(path: Path, format_: str, config: str) -> tuple[dict[str, Any], dic
         return None  # a truncated file that still starts like a zip is a BadZipFile
 
 
-def write_npz(
-    path: Path, meta: dict[str, Any], what: str, *, compressed: bool = False, **arrays: np.ndarray
-) -> None:
+def write_npz(path: Path, meta: dict[str, Any], what: str, **arrays: np.ndarray) -> None:
     """Write atomically; a failure is a warning (`what` names the data: the next sync computes it again)."""
     tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp.npz")
     encoded = np.frombuffer(json.dumps(meta, ensure_ascii=False).encode("utf-8"), dtype=np.uint8)
     named: dict[str, Any] = {"meta": encoded, **arrays}
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        (np.savez_compressed if compressed else np.savez)(tmp, **named)
+        np.savez(tmp, **named)
         os.replace(tmp, path)
     except OSError as exc:
         log.warning("%s not written (%s): the next sync computes them again", what, exc)

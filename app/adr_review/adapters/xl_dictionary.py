@@ -16,10 +16,11 @@ from __future__ import annotations
 
 import json
 import logging
+import operator
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict
 from pathlib import Path
-from typing import overload
+from typing import SupportsIndex, overload
 
 import numpy as np
 
@@ -34,7 +35,7 @@ from adr_review.core.fusion import CrossLanguageMatch
 log = logging.getLogger("adr_review.index")
 
 NAME = "dictionary"
-FORMAT = "adr-review-xl-dict/2"
+FORMAT = "adr-review-xl-dict/3"
 PRELOAD_AFTER = 60  # Japanese ADRs to gloss in one sync before the whole lexicon is read at once
 MISSING = "the JMdict dictionary (jamdict-data) is not installed: pip install 'adr-review[multilingual]'"
 
@@ -46,7 +47,7 @@ def _missing() -> str:
 
 
 # content hash, language, its compared passages' feature counts, and their text (the evidence shown)
-Row = tuple[str, str, Sequence[gloss.Sparse], list[str]]
+Row = tuple[str, str, Sequence[gloss.Sparse], Sequence[str]]
 
 
 class _Passages(Sequence[gloss.Sparse]):
@@ -73,6 +74,33 @@ class _Passages(Sequence[gloss.Sparse]):
         k = self._lo + (i % len(self))
         start, end = (int(self._ends[k - 1]) if k else 0), int(self._ends[k])
         return self._ids[start:end], self._counts[start:end]
+
+
+class _Texts(Sequence[str]):
+    """Passage texts as slices of the file's UTF-8 text, decoded only when one is shown (a recall
+    shows a handful of the 17,000 of a 644-ADR folder)."""
+
+    def __init__(self, text: bytes, ends: np.ndarray, lo: int, hi: int) -> None:
+        self._text, self._ends, self._lo, self._hi = text, ends, lo, hi
+
+    def __len__(self) -> int:
+        return self._hi - self._lo
+
+    @overload
+    def __getitem__(self, i: SupportsIndex) -> str: ...
+
+    @overload
+    def __getitem__(self, i: slice) -> Sequence[str]: ...
+
+    def __getitem__(self, i: SupportsIndex | slice) -> str | Sequence[str]:
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self)))]
+        j = operator.index(i)
+        if not -len(self) <= j < len(self):
+            raise IndexError(j)
+        k = self._lo + (j % len(self))
+        start, end = (int(self._ends[k - 1]) if k else 0), int(self._ends[k])
+        return self._text[start:end].decode("utf-8")
 
 
 def adr_rows(
@@ -102,10 +130,9 @@ class DictionaryViews:
         self.params = params or gloss.GlossParams()
         self.config = json.dumps({"jmdict": lexicon_version(), **asdict(self.params)}, sort_keys=True)
         self._rows: dict[str, Row] = {}
-        self._matrix: tuple[list[str], gloss.PassageMatrix, list[str]] | None = None
-        # the passages as the file lays them end to end (paths, ids, counts, sizes, passages per ADR),
-        # while the rows are the ones read: the matrix is built from them as they are
-        self._flat: tuple[list[str], np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None = None
+        self._matrix: tuple[list[str], gloss.PassageMatrix, Sequence[str]] | None = None
+        # the matrix as the file keeps it, while the rows are the ones read: a recall reads it as it is
+        self._flat: tuple[list[str], gloss.PassageMatrix, Sequence[str]] | None = None
         self._loaded = False
 
     def holds(self, hashes: Mapping[str, str]) -> bool:
@@ -167,16 +194,16 @@ class DictionaryViews:
             {p: texts[top[at[p]]] for p in wanted if top[at[p]] >= 0},
         )
 
-    def _passage_matrix(self) -> tuple[list[str], gloss.PassageMatrix, list[str]]:
-        """Every stored ADR's passages (the IDF is the folder's), built once per process and content."""
+    def _passage_matrix(self) -> tuple[list[str], gloss.PassageMatrix, Sequence[str]]:
+        """Every stored ADR's passages (the IDF is the folder's): as the file keeps them, else built
+        once per process and content."""
         if self._matrix is None:
             order = sorted(self._rows)
-            if self._flat is not None and self._flat[0] == order:  # as read: no re-concatenation
-                _order, ids, counts, sizes, per_doc = self._flat
-                matrix = gloss.flat_passage_matrix(ids, counts, sizes, per_doc, self.params)
+            if self._flat is not None and self._flat[0] == order:
+                self._matrix = self._flat
             else:
                 matrix = gloss.passage_matrix([self._rows[p][2] for p in order], self.params)
-            self._matrix = (order, matrix, [t for p in order for t in self._rows[p][3]])
+                self._matrix = (order, matrix, [t for p in order for t in self._rows[p][3]])
         return self._matrix
 
     def _load(self) -> None:
@@ -188,9 +215,10 @@ class DictionaryViews:
             return  # missing or unreadable: the next sync glosses everything again
         meta, z = got
         try:
-            ids, counts, sizes = z["ids"].astype(np.int32), z["counts"], z["sizes"]
+            ids, sizes, values, weights = z["ids"].astype(np.int32), z["sizes"], z["values"], z["weights"]
+            counts = z["counts"].astype(np.float32)  # kept as integers: the views count features
+            text, text_ends = z["text"].tobytes(), z["text_ends"]
             ends = np.cumsum(sizes)
-            texts = [str(t) for t in meta["texts"]]
             rows: dict[str, Row] = {}
             at = 0
             for path, digest, language, n in zip(
@@ -200,17 +228,28 @@ class DictionaryViews:
                     str(digest),
                     str(language),
                     _Passages(ids, counts, ends, at, at + int(n)),
-                    texts[at : at + int(n)],
+                    _Texts(text, text_ends, at, at + int(n)),
                 )
                 at += int(n)
-            flat = ([str(p) for p in meta["paths"]], ids, counts, sizes, np.asarray(meta["passages"]))
+            per_doc = np.asarray(meta["passages"], dtype=np.int64)
+            matrix = gloss.stored_passage_matrix(ids, values, sizes, per_doc, weights)
         except (ValueError, KeyError, TypeError):
             return
-        if at == len(sizes) == len(texts) and int(ends[-1] if len(ends) else 0) == len(ids) == len(counts):
-            self._rows, self._flat = rows, flat
+        entries = int(ends[-1]) if len(ends) else 0
+        texts_end = int(text_ends[-1]) if len(text_ends) else 0
+        if (
+            at == len(sizes) == len(text_ends)
+            and entries == len(ids) == len(counts) == len(values)
+            and texts_end == len(text)
+            and len(weights) == self.params.dims
+        ):
+            order = [str(p) for p in meta["paths"]]
+            self._rows, self._flat = rows, (order, matrix, _Texts(text, text_ends, 0, at))
 
     def _save(self) -> None:
-        order = sorted(self._rows)
+        """The rows and the matrix they make, uncompressed: a recall reads the matrix (values and
+        IDF) and the texts it shows as they lie, and the counts only a later sync needs."""
+        order, matrix, texts = self._passage_matrix()
         passages = [r for p in order for r in self._rows[p][2]]
         meta = {
             "format": FORMAT,
@@ -219,18 +258,24 @@ class DictionaryViews:
             "hashes": [self._rows[p][0] for p in order],
             "languages": [self._rows[p][1] for p in order],
             "passages": [len(self._rows[p][2]) for p in order],
-            "texts": [t for p in order for t in self._rows[p][3]],
         }
+        encoded = [t.encode("utf-8") for t in texts]
+        counts = np.concatenate([r[1] for r in passages]) if passages else np.zeros(0, np.float32)
         write_npz(
             self.path,
             meta,
             "cross-language views",
-            compressed=True,
-            ids=np.concatenate([r[0] for r in passages]).astype(np.int16)
-            if passages
-            else np.zeros(0, np.int16),
-            counts=np.concatenate([r[1] for r in passages]).astype(np.float32)
-            if passages
-            else np.zeros(0, np.float32),
-            sizes=np.asarray([len(r[0]) for r in passages], dtype=np.int64),
+            ids=matrix.ids.astype(np.int16),
+            counts=counts.astype(np.uint16 if _small_whole(counts) else np.float32),
+            sizes=np.diff(matrix.starts),
+            values=matrix.values,
+            weights=matrix.weights,
+            text=np.frombuffer(b"".join(encoded), dtype=np.uint8),
+            text_ends=np.cumsum([len(t) for t in encoded], dtype=np.int64),
         )
+
+
+def _small_whole(counts: np.ndarray) -> bool:
+    """Whether the counts are whole numbers below 2**16 (as `gloss.sparse` makes them): kept in
+    half the bytes and read back exactly."""
+    return bool(counts.max(initial=0) < 2**16 and np.array_equal(counts, np.floor(counts)))

@@ -149,8 +149,7 @@ def flat_passage_matrix(
     passage's feature ids and counts concatenated, each passage's size, each document's passage count."""
     ids = ids.astype(np.int64)
     sizes = sizes.astype(np.int64)
-    owner = np.repeat(np.arange(len(per_doc), dtype=np.int64), per_doc)
-    starts = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+    starts, owner = _layout(sizes, per_doc)
     n_rows = len(sizes)
     df = np.bincount(ids, minlength=params.dims)  # ids are unique within a row
     weights = np.log((n_rows + 1) / (df + 0.5)).astype(np.float32)
@@ -158,6 +157,21 @@ def flat_passage_matrix(
     norms = np.sqrt(_row_sums(values**2, starts))
     values = values / np.repeat(np.where(norms > 0, norms, 1.0), sizes).astype(np.float32)
     return PassageMatrix(ids, values, starts, owner, weights, len(per_doc))
+
+
+def stored_passage_matrix(
+    ids: np.ndarray, values: np.ndarray, sizes: np.ndarray, per_doc: np.ndarray, weights: np.ndarray
+) -> PassageMatrix:
+    """A matrix `flat_passage_matrix` made and its values and weights kept (the views' file keeps
+    them): only the layout is computed again, so a recall reads the matrix instead of building it."""
+    starts, owner = _layout(sizes.astype(np.int64), per_doc)
+    return PassageMatrix(ids.astype(np.int64), values, starts, owner, weights, len(per_doc))
+
+
+def _layout(sizes: np.ndarray, per_doc: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each passage's first entry (and the end of the last), and each passage's document."""
+    owner = np.repeat(np.arange(len(per_doc), dtype=np.int64), per_doc)
+    return np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64), owner
 
 
 def _row_sums(values: np.ndarray, starts: np.ndarray) -> np.ndarray:
