@@ -17,8 +17,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from adr_review.core.perspectives import ConstitutionError, Perspective, parse_constitution
 from adr_review.core.shipped import shipped_dir
 
@@ -93,6 +91,8 @@ def _split_parts(source: str, name: str) -> dict[str, str]:
 
 
 def load_prompt(name: str, prompts_dir: Path | None = None) -> Prompt:
+    import yaml  # a prompt's meta, read when a stage asks for the prompt
+
     folder = (prompts_dir or PROMPTS_DIR) / name
     try:
         source = (folder / "prompt.md").read_text(encoding="utf-8")
@@ -171,6 +171,8 @@ class PromptFiles:
     def constitution(self) -> tuple[Perspective, ...]:
         with self._lock:
             if self._constitution is None:
+                import yaml
+
                 path = self.root / CONSTITUTION_FILE
                 try:
                     data = yaml.safe_load(path.read_text(encoding="utf-8"))

@@ -24,6 +24,7 @@ PROBE = (
     "print('PARSE_POOL=%s' % sorted(m for m in ('multiprocessing', 'concurrent.futures') if m in sys.modules))\n"
     "print('EXIT=%s CHROMADB=%s' % (code, 'chromadb' in sys.modules))\n"
     "print('MODEL_ONLY=%s' % sorted(m for m in ('jsonschema', 'jinja2', 'pydantic_settings') if m in sys.modules))\n"
+    "print('YAML=%s' % ('yaml' in sys.modules))\n"
 )
 
 
@@ -32,7 +33,7 @@ def recall_in_child(folder: Path, store: Path) -> str:
     out = subprocess.run(
         [sys.executable, "-c", PROBE, *args], capture_output=True, text=True, check=True, timeout=120
     ).stdout
-    return out.strip().splitlines()[-2]
+    return out.strip().splitlines()[-3]
 
 
 @pytest.mark.real_process
@@ -57,9 +58,24 @@ def test_an_offline_recall_on_a_fresh_index_never_imports_what_only_a_model_need
     out = subprocess.run(
         [sys.executable, "-c", PROBE, *args], capture_output=True, text=True, check=True, timeout=120
     ).stdout
-    assert out.strip().splitlines()[-1] == "MODEL_ONLY=[]"
+    assert out.strip().splitlines()[-2] == "MODEL_ONLY=[]"
     # the parser's process pool (parse_pool.py) is for a large folder to parse, never for a recall
-    assert out.strip().splitlines()[-3] == "PARSE_POOL=[]"
+    assert out.strip().splitlines()[-4] == "PARSE_POOL=[]"
+
+
+@pytest.mark.real_process
+def test_pyyaml_is_imported_only_for_front_matter(tmp_path: Path) -> None:
+    """PyYAML (0.03 s) reads front matter and prompts' meta: a recall of ADRs without front matter
+    loads none of it; the same probe on a proposal with front matter sees it."""
+    folder = tmp_path / "adr"
+    folder.mkdir()
+    write_settled(folder / "0001-kafka.md", "# 1. Use Kafka for events\n\n## Context\n\nDomain events.\n")
+    ensure_synced(open_index_for(folder, tmp_path / "s"), folder)
+    base = [sys.executable, "-c", PROBE, "recall", "--adr-dir", str(folder), "--store", str(tmp_path / "s")]
+    for text, yaml in (("Kafka events", False), ("---\nstatus: proposed\n---\n# Kafka events\n", True)):
+        done = subprocess.run([*base, "--text", text, "--offline"], capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stderr
+        assert done.stdout.strip().splitlines()[-1] == f"YAML={yaml}"
 
 
 def write_settled(path: Path, text: str) -> None:

@@ -50,6 +50,19 @@ def test_pool_statistics_equal_bm25_over_only_the_pool(pool: list[int]) -> None:
     assert not got[outside].any()
 
 
+@pytest.mark.parametrize("vocabulary", [2**16 - 1, 2**16])  # with "shared": ids to 65535, to 65536
+def test_bm25_matches_rank_bm25_on_either_side_of_a_16_bit_vocabulary(vocabulary: int) -> None:
+    """Postings are sorted on 16-bit keys while the term ids fit (a radix sort), on the ids beyond."""
+    words = [f"w{i:06d}" for i in range(vocabulary)]
+    texts = [" ".join(words[d::7]) + " shared" * (d + 1) for d in range(7)]
+    index = LexicalIndex(texts)
+    assert len(index.vocab) == vocabulary + 1
+    # the last document's last words: the terms numbered last, past 65,535 in the second case
+    query = " ".join([words[3], words[vocabulary // 2], *texts[-1].split()[-12:]])
+    expected = BM25Okapi([search_tokens(t) for t in texts]).get_scores(search_tokens(query))
+    np.testing.assert_allclose(index.scores(query).bm25, expected, atol=1e-9)
+
+
 def test_params_reach_the_formula() -> None:
     query = QUERIES[0]
     a = LexicalIndex(TEXTS, TITLES, Bm25Params(k1=1.2, b=0.3)).scores(query).bm25

@@ -45,10 +45,17 @@ class Synced:
         report: SyncReport,
         adrs: list[Adr] | Callable[[], list[Adr]],
         parse_errors: list[AdrParseError],
+        cached_parse: Callable[[str, str], Adr | None] | None = None,
     ) -> None:
         self.report = report
         self.parse_errors = parse_errors
         self._adrs = adrs
+        self._cached_parse = cached_parse
+
+    def parse_of(self, rel: str, sha256: str) -> Adr | None:
+        """A folder file's parse as the parse cache holds it (path relative to the folder, SHA-256
+        of its bytes), after a no-op sync; None when the cache was not read or holds other bytes."""
+        return self._cached_parse(rel, sha256) if self._cached_parse is not None else None
 
     @property
     def adrs(self) -> list[Adr]:
@@ -138,9 +145,11 @@ def ensure_synced(index: ChromaAdrIndex, adr_dir: Path | str, progress: Progress
     folder = unchanged_adr_folder(Path(adr_dir), cache)
     quick = index.sync_if_unchanged(folder.hashes(), lambda: folder.adrs) if folder is not None else None
     adrs: list[Adr] | Callable[[], list[Adr]]
+    cached_parse = None
     if folder is not None and quick is not None:
         report, errors = quick, folder.errors
         adrs = lambda: folder.adrs  # noqa: E731 - read on first use (Synced.adrs)
+        cached_parse = folder.parse_of
     else:
         # the store is opened while the files are parsed in other processes (a cold index)
         adrs, errors = load_adr_folder_cached(Path(adr_dir), cache, meanwhile=index.open_store)
@@ -156,4 +165,4 @@ def ensure_synced(index: ChromaAdrIndex, adr_dir: Path | str, progress: Progress
             embedding=report.embedding,
             rebuilt=report.rebuilt,
         )
-    return Synced(report, adrs, errors)
+    return Synced(report, adrs, errors, cached_parse)

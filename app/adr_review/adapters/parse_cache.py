@@ -167,6 +167,17 @@ class UnchangedFolder:
     def adrs(self) -> list[Adr]:
         return self.finish([self.cache.adr(rel, e) for rel, e in self.files if "error" not in e])
 
+    def parse_of(self, rel: str, sha256: str) -> Adr | None:
+        """The cached parse of the file at `rel` when it holds these bytes (their SHA-256): what
+        `parse_adr(rel, data)` gives, before the folder's ids are made unique. None otherwise."""
+        entry = dict(self.files).get(rel)
+        if entry is None or "error" in entry or entry.get("sha256") != sha256:
+            return None
+        try:
+            return self.cache.adr(rel, entry)
+        except (KeyError, TypeError, ValueError):
+            return None  # a bad cache entry: the caller parses the bytes
+
 
 def unchanged_folder(
     files: list[tuple[Path, str]],

@@ -145,7 +145,10 @@ class LexicalIndex:
         self._counts = tc
         per_doc = np.diff(tc.offsets)
         docs = np.repeat(np.arange(self.n_docs, dtype=np.int64), per_doc)
-        order = np.argsort(tc.terms, kind="stable")  # postings by term, documents in order within a term
+        # postings by term, documents in order within a term; numpy sorts 16-bit keys stably by radix
+        # (a few times faster than the merge sort of 32-bit ones: most of a recall's BM25 build)
+        keys = tc.terms.astype(np.uint16) if len(tc.vocab) <= 1 << 16 else tc.terms
+        order = np.argsort(keys, kind="stable")
         self._t = tc.terms[order].astype(np.int64)
         self._d = docs[order]
         self._tf = tc.counts[order].astype(np.float64)

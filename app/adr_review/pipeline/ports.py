@@ -8,10 +8,10 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from adr_review.core.adr import Adr
 from adr_review.core.results import RetrievalResult, Usage
-from adr_review.core.triggers import ChangedFile
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # annotations only (a recall process never loads the trigger rules)
     from adr_review.core.perspectives import Perspective
+    from adr_review.core.triggers import ChangedFile
     from adr_review.prompts import Prompt
 
 

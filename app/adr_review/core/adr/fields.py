@@ -12,8 +12,6 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-import yaml
-
 from adr_review.core.adr.markdown import MarkdownDoc, plain_text
 from adr_review.core.adr.model import Heading, Status
 from adr_review.core.adr.names import date_from_filename, format_id
@@ -304,6 +302,8 @@ def extra_fields(front: Mapping[str, Any], meta: Mapping[str, str]) -> dict[str,
             if s:
                 out[k] = s
         elif v is not None:
+            import yaml  # a nested front matter value, only
+
             out[k] = str_value(yaml.safe_dump(v, allow_unicode=True, default_flow_style=True).strip()) or ""
     for k, v in meta.items():
         if k.startswith("x:"):

@@ -16,11 +16,12 @@ first str() of such a value (a 4 kB `tags: 0x...`) would raise far from here. A 
 
 from __future__ import annotations
 
+import functools
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import yaml
-from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
+if TYPE_CHECKING:  # PyYAML is imported by the first front matter read: most ADRs have none
+    from yaml.nodes import Node
 
 ALIAS_EXTRA_NODES = 10_000
 ALIAS_EXTRA_CHARS = 100_000
@@ -35,15 +36,21 @@ class FrontMatterRefused(ValueError):
     """Front matter that would cost unbounded time or memory to read."""
 
 
-class _Loader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]
+@functools.cache
+def _loader() -> Any:
     """SafeLoader whose int, float and timestamp scalars fall back to the string when Python refuses."""
+    import yaml
+
+    class Loader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]
+        pass
+
+    for tag in ("tag:yaml.org,2002:int", "tag:yaml.org,2002:float", "tag:yaml.org,2002:timestamp"):
+        Loader.add_constructor(tag, _tolerant(Loader.yaml_constructors[tag], tag == "tag:yaml.org,2002:int"))
+    return Loader
 
 
-def _tolerant(tag: str) -> None:
-    base = _Loader.yaml_constructors[tag]
-    bounded = tag == "tag:yaml.org,2002:int"
-
-    def construct(loader: Any, node: ScalarNode) -> Any:
+def _tolerant(base: Any, bounded: bool) -> Any:
+    def construct(loader: Any, node: Any) -> Any:
         if bounded and len(str(node.value)) > MAX_INT_CHARS:
             return loader.construct_scalar(node)
         try:
@@ -51,11 +58,7 @@ def _tolerant(tag: str) -> None:
         except (ValueError, OverflowError):
             return loader.construct_scalar(node)
 
-    _Loader.add_constructor(tag, construct)
-
-
-for _tag in ("tag:yaml.org,2002:int", "tag:yaml.org,2002:float", "tag:yaml.org,2002:timestamp"):
-    _tolerant(_tag)
+    return construct
 
 
 def split_front_matter(text: str) -> tuple[dict[str, Any], str, bool]:
@@ -63,6 +66,8 @@ def split_front_matter(text: str) -> tuple[dict[str, Any], str, bool]:
     m = _FRONT.match(text)
     if not m:
         return {}, text, False
+    import yaml
+
     raw = m.group(1) or ""
     lenient = False
     try:
@@ -83,7 +88,7 @@ def strip_front_matter(text: str) -> str:
 
 
 def _load(raw: str) -> Any:
-    loader = _Loader(raw)
+    loader = _loader()(raw)
     try:
         node = loader.get_single_node()
         if node is None:
@@ -94,16 +99,17 @@ def _load(raw: str) -> Any:
         loader.dispose()
 
 
-def _children(node: Node) -> list[Node]:
-    if isinstance(node, SequenceNode):
-        return list(node.value)
-    if isinstance(node, MappingNode):
-        return [part for pair in node.value for part in pair]
-    return []
-
-
 def _check_expansion(root: Node) -> None:
     """Refuse a graph whose written-out size exceeds its own by the alias allowance (iterative)."""
+    from yaml.nodes import MappingNode, ScalarNode, SequenceNode
+
+    def _children(node: Node) -> list[Node]:
+        if isinstance(node, SequenceNode):
+            return list(node.value)
+        if isinstance(node, MappingNode):
+            return [part for pair in node.value for part in pair]
+        return []
+
     expanded: dict[int, tuple[int, int]] = {}  # id(node) -> (values, characters) written out
     on_path: set[int] = set()
     distinct_nodes = distinct_chars = 0

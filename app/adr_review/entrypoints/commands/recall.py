@@ -14,6 +14,7 @@ when ANTHROPIC_API_KEY is set (and not --offline), extractive otherwise. --json 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import sys
@@ -31,6 +32,7 @@ from adr_review.entrypoints.commands.common import (
 )
 
 if TYPE_CHECKING:
+    from adr_review.adapters.index_open import Synced
     from adr_review.config import RepoConfig, RetrievalConfig
     from adr_review.core.adr import Adr
     from adr_review.core.results import Candidate, RecallResult, RetrievalResult
@@ -119,15 +121,27 @@ def format_candidates(result: RetrievalResult, explain: bool = False, top: int |
     return "\n".join(lines)
 
 
-def proposal_from_file(path: Path, adr_dir: Path) -> tuple[Adr, frozenset[str]]:
-    """The parsed proposal and the paths to exclude (itself, when it lives in the ADR folder)."""
+def read_proposal(path: Path, adr_dir: Path) -> tuple[str, bytes, bool]:
+    """The proposal's path as the recall names it (relative to the ADR folder when it lives there),
+    its bytes, and whether it lives in the folder (then the recall leaves it out of its own pool)."""
     from adr_review.adapters.adr_files import bounded_bytes
-    from adr_review.core.adr import parse_adr
     from adr_review.core.adr_paths import printable_path
 
     inside = folder_relative(path, adr_dir)
-    rel = inside or printable_path(path.name)
-    return parse_adr(rel, bounded_bytes(path)), frozenset({inside} if inside else ())
+    return inside or printable_path(path.name), bounded_bytes(path), inside is not None
+
+
+def parse_proposal(rel: str, data: bytes, inside: bool, synced: Synced) -> Adr:
+    """The proposal parsed. A file of the folder that the sync found unchanged is the parse cache's
+    parse of the same bytes (equal to a fresh one): no Markdown or YAML parser is loaded for it.
+    AdrParseError when the bytes are no ADR."""
+    if inside:
+        cached = synced.parse_of(rel, hashlib.sha256(data).hexdigest())
+        if cached is not None:
+            return cached
+    from adr_review.core.adr import parse_adr
+
+    return parse_adr(rel, data)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -144,17 +158,19 @@ def run(args: argparse.Namespace) -> int:
     try:
         config = retrieval_config(args)
         repo = _repo_config(args, config.model_copy(update={"top_n": max(config.top_n, args.top)}))
-        if args.file is not None:
-            proposal, _exclude = proposal_from_file(args.file, args.adr_dir)
-        else:
-            proposal = _proposal_from_text(args.text)
-    except (OSError, ValueError, AdrParseError) as exc:
+        source = read_proposal(args.file, args.adr_dir) if args.file is not None else _text_source(args.text)
+    except (OSError, ValueError) as exc:
         print(f"{PROG}: {error_text(exc)}", file=sys.stderr)
         return 2
     opened = open_synced(PROG, args, config)
     if isinstance(opened, int):
         return opened
     index, synced = opened
+    try:
+        proposal = parse_proposal(*source, synced)
+    except AdrParseError as exc:
+        print(f"{PROG}: {error_text(exc)}", file=sys.stderr)
+        return 2
     recall, refused = _recall(args, proposal, index, synced.adrs, repo)
     result = _retrieval_of(recall)
     if result.diagnostics.get("embedding_failed"):
@@ -200,12 +216,10 @@ def _repo_config(args: argparse.Namespace, retrieval: RetrievalConfig) -> RepoCo
     return repo_config(getattr(args, "config", None)).model_copy(update={"retrieval": retrieval})
 
 
-def _proposal_from_text(text: str) -> Adr:
-    from adr_review.core.adr import parse_adr
-
+def _text_source(text: str) -> tuple[str, bytes, bool]:
     if not text.strip():
         raise ValueError("--text is empty: give the proposal's text, or --file")
-    return parse_adr("(text)", text.encode("utf-8"))
+    return "(text)", text.encode("utf-8"), False
 
 
 def _recall(
