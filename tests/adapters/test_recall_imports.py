@@ -73,7 +73,9 @@ def test_pyyaml_is_imported_only_for_front_matter(tmp_path: Path) -> None:
     ensure_synced(open_index_for(folder, tmp_path / "s"), folder)
     base = [sys.executable, "-c", PROBE, "recall", "--adr-dir", str(folder), "--store", str(tmp_path / "s")]
     for text, yaml in (("Kafka events", False), ("---\nstatus: proposed\n---\n# Kafka events\n", True)):
-        done = subprocess.run([*base, "--text", text, "--offline"], capture_output=True, text=True, timeout=120)
+        done = subprocess.run(
+            [*base, "--text", text, "--offline"], capture_output=True, text=True, timeout=120
+        )
         assert done.returncode == 0, done.stderr
         assert done.stdout.strip().splitlines()[-1] == f"YAML={yaml}"
 
