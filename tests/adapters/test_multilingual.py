@@ -292,7 +292,7 @@ def test_the_dictionary_glosses_only_new_or_changed_adrs_and_survives_a_damaged_
     index, _ = _sync(tmp_path, folder)
     assert index.xl_active and glossed == [MIXED[1]]  # that ADR only
     glossed.clear()
-    (views,) = (tmp_path / "store").glob("xl-dict-*.npz")
+    (views,) = (tmp_path / "store").glob("xl-dict-*.arrays")
     views.write_bytes(b"\x00 damaged")
     index, synced = _sync(tmp_path, folder)  # unreadable: glossed again, nothing reported lost
     assert index.xl_active and sorted(glossed) == sorted(MIXED) and not synced.report.errors

@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from adr_review.adapters import gloss_lexicon, npz_file, xl_dictionary
+from adr_review.adapters import array_file, gloss_lexicon, xl_dictionary
 from adr_review.adapters.xl_dictionary import DictionaryViews
 from adr_review.core import gloss
 from adr_review.core.adr import Adr, parse_adr
@@ -128,10 +128,10 @@ def test_a_file_whose_arrays_disagree_is_ignored_and_glossed_again(
 ) -> None:
     views = DictionaryViews(tmp_path, "c")
     views.sync(_adrs(TEXTS))
-    got = npz_file.read_npz(views.path, xl_dictionary.FORMAT, views.config)
+    got = array_file.read_arrays(views.path, xl_dictionary.FORMAT, views.config)
     assert got is not None
     meta, arrays = got
-    npz_file.write_npz(views.path, meta, "test", **damage(arrays))
+    array_file.write_arrays(views.path, meta, "test", **damage(arrays))
     again = DictionaryViews(tmp_path, "c")
     assert not again.holds({a.path: a.content_hash for a in _adrs(TEXTS)})
     assert again.sync(_adrs(TEXTS)) == len(TEXTS)
@@ -141,10 +141,10 @@ def test_a_file_whose_arrays_disagree_is_ignored_and_glossed_again(
 def test_a_file_of_the_previous_format_is_glossed_again(tmp_path: Path, lexicon: None) -> None:
     views = DictionaryViews(tmp_path, "c")
     views.sync(_adrs(TEXTS))
-    got = npz_file.read_npz(views.path, xl_dictionary.FORMAT, views.config)
+    got = array_file.read_arrays(views.path, xl_dictionary.FORMAT, views.config)
     assert got is not None
     meta, arrays = got
-    npz_file.write_npz(views.path, {**meta, "format": "adr-review-xl-dict/2"}, "test", **arrays)
+    array_file.write_arrays(views.path, {**meta, "format": "adr-review-xl-dict/2"}, "test", **arrays)
     assert DictionaryViews(tmp_path, "c").sync(_adrs(TEXTS)) == len(TEXTS)
 
 

@@ -4,7 +4,7 @@ Beside the index, like xl_vectors.py (the encoder scorers), it scores the ADRs i
 than the query for the fusion's cross-language slots only (app/adr_review/core/fusion.py). Every ADR's
 passages (the title and each paragraph and item a reader sees, app/adr_review/core/gloss.py) are put into an
 English view once per content hash: Japanese words by JMdict's glosses (gloss_lexicon.py), English
-as it is. The views, as hashed feature counts, are kept in `xl-dict-<collection>.npz`, so a sync
+as it is. The views, as hashed feature counts, are kept in `xl-dict-<collection>.arrays`, so a sync
 glosses only new or changed ADRs and an English query needs no dictionary at all (a Japanese one
 loads it, about a second, once per process). A document's score is the mean of its 3 best passage-pair TF-IDF cosines over
 character 4-grams in that view, divided by the best same-language document's score in scope
@@ -24,9 +24,9 @@ from typing import SupportsIndex, overload
 
 import numpy as np
 
+from adr_review.adapters.array_file import SUFFIX, read_arrays, write_arrays
 from adr_review.adapters.embeddings import EmbeddingError
 from adr_review.adapters.gloss_lexicon import lexicon_problem, lexicon_version, load_lexicon
-from adr_review.adapters.npz_file import read_npz, write_npz
 from adr_review.core import gloss
 from adr_review.core.adr import Adr
 from adr_review.core.adr.reader import reader_blocks, text_reader_blocks
@@ -73,14 +73,15 @@ class _Passages(Sequence[gloss.Sparse]):
             raise IndexError(i)
         k = self._lo + (i % len(self))
         start, end = (int(self._ends[k - 1]) if k else 0), int(self._ends[k])
-        return self._ids[start:end], self._counts[start:end]
+        # the file keeps them in 16 bits: a Sparse's own types (what `gloss.sparse` makes)
+        return self._ids[start:end].astype(np.int32), self._counts[start:end].astype(np.float32)
 
 
 class _Texts(Sequence[str]):
     """Passage texts as slices of the file's UTF-8 text, decoded only when one is shown (a recall
     shows a handful of the 17,000 of a 644-ADR folder)."""
 
-    def __init__(self, text: bytes, ends: np.ndarray, lo: int, hi: int) -> None:
+    def __init__(self, text: np.ndarray, ends: np.ndarray, lo: int, hi: int) -> None:
         self._text, self._ends, self._lo, self._hi = text, ends, lo, hi
 
     def __len__(self) -> int:
@@ -100,7 +101,7 @@ class _Texts(Sequence[str]):
             raise IndexError(j)
         k = self._lo + (j % len(self))
         start, end = (int(self._ends[k - 1]) if k else 0), int(self._ends[k])
-        return self._text[start:end].decode("utf-8")
+        return self._text[start:end].tobytes().decode("utf-8")
 
 
 def adr_rows(
@@ -126,7 +127,7 @@ class DictionaryViews:
     model = NAME
 
     def __init__(self, store_dir: Path, collection: str, params: gloss.GlossParams | None = None) -> None:
-        self.path = Path(store_dir) / f"xl-dict-{collection}.npz"
+        self.path = Path(store_dir) / f"xl-dict-{collection}{SUFFIX}"
         self.params = params or gloss.GlossParams()
         self.config = json.dumps({"jmdict": lexicon_version(), **asdict(self.params)}, sort_keys=True)
         self._rows: dict[str, Row] = {}
@@ -210,14 +211,14 @@ class DictionaryViews:
         if self._loaded:
             return
         self._loaded = True
-        got = read_npz(self.path, FORMAT, self.config)
+        got = read_arrays(self.path, FORMAT, self.config)
         if got is None:
             return  # missing or unreadable: the next sync glosses everything again
         meta, z = got
         try:
-            ids, sizes, values, weights = z["ids"].astype(np.int32), z["sizes"], z["values"], z["weights"]
-            counts = z["counts"].astype(np.float32)  # kept as integers: the views count features
-            text, text_ends = z["text"].tobytes(), z["text_ends"]
+            # views of the mapped file: a recall reads the matrix, a sync the counts, a comment a text
+            ids, counts, sizes, values, weights = z["ids"], z["counts"], z["sizes"], z["values"], z["weights"]
+            text, text_ends = z["text"], z["text_ends"]
             ends = np.cumsum(sizes)
             rows: dict[str, Row] = {}
             at = 0
@@ -261,7 +262,7 @@ class DictionaryViews:
         }
         encoded = [t.encode("utf-8") for t in texts]
         counts = np.concatenate([r[1] for r in passages]) if passages else np.zeros(0, np.float32)
-        write_npz(
+        write_arrays(
             self.path,
             meta,
             "cross-language views",

@@ -9,7 +9,7 @@ ranks exactly as without it.
 What is embedded is chosen for speed: up to 16 short passages per ADR (app/adr_review/core/xl_units.py: the
 title, then the decision's paragraphs and items, then the context's), at most 160 characters each
 (the encoder's cost grows with the square of a text's length), once per content hash: the file
-`xl-<collection>.npz` keeps every ADR's vectors with its hash, and a sync embeds only the ADRs that
+`xl-<collection>.arrays` keeps every ADR's vectors with its hash, and a sync embeds only the ADRs that
 are new or changed. A document's score is the mean of its `top_k` best passage-pair cosines with the
 query's passages, after each side is centred on the mean passage vector of its language in the
 folder (the direction every text of one language shares is not content; removing it makes the two
@@ -27,8 +27,8 @@ from pathlib import Path
 
 import numpy as np
 
+from adr_review.adapters.array_file import SUFFIX, read_arrays, write_arrays
 from adr_review.adapters.embeddings import USEM3, embed_texts, fingerprint, make_multilingual_function
-from adr_review.adapters.npz_file import read_npz, write_npz
 from adr_review.core.adr import Adr
 from adr_review.core.fusion import CrossLanguageMatch
 from adr_review.core.xl_units import PASSAGE_CHARS, adr_passages, passages_key, query_passages
@@ -50,7 +50,7 @@ class CrossLanguageVectors:
     def __init__(
         self, store_dir: Path, collection: str, scoring: XlScoring | None = None, model: str = USEM3
     ) -> None:
-        self.path = Path(store_dir) / f"xl-{collection}.npz"
+        self.path = Path(store_dir) / f"xl-{collection}{SUFFIX}"
         self.scoring = scoring or XlScoring()
         self.model = model
         self._ef = make_multilingual_function(model)
@@ -160,7 +160,7 @@ class CrossLanguageVectors:
         if self._loaded:
             return
         self._loaded = True
-        got = read_npz(self.path, FORMAT, self.config)
+        got = read_arrays(self.path, FORMAT, self.config)
         if got is None:
             return  # missing or unreadable: the next sync embeds everything again
         meta, z = got
@@ -185,7 +185,7 @@ class CrossLanguageVectors:
             "hashes": self._hashes,
             "languages": self._languages,
         }
-        write_npz(self.path, meta, "cross-language vectors", vectors=self._vectors, offsets=self._offsets)
+        write_arrays(self.path, meta, "cross-language vectors", vectors=self._vectors, offsets=self._offsets)
 
 
 def _unit(x: np.ndarray) -> np.ndarray:
