@@ -1,5 +1,3 @@
-import sys
+from adr_review.cli import entry
 
-from adr_review.cli import main
-
-sys.exit(main())
+entry()

@@ -4,11 +4,13 @@ so `adr-review --help` stays fast (chromadb and anthropic are never imported her
 from __future__ import annotations
 
 import argparse
+import gc
 import importlib
 import os
 import sys
 import traceback
 from collections.abc import Sequence
+from typing import NoReturn
 
 # name -> (module under adr_review.entrypoints.commands, one-line help)
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -97,6 +99,20 @@ def main(argv: Sequence[str] | None = None) -> int:
             file=sys.stderr,
         )
         return 1
+
+
+def entry() -> NoReturn:
+    """The console script and `python -m adr_review`: `main`, then an exit that skips the collector."""
+    code = main()
+    gc.freeze()
+    sys.exit(code)
+
+
+# Why entry() freezes: everything a command made lives until the process ends, and CPython's exit still
+# runs its collector over all of it (55-110 ms of a 644-ADR recall process's teardown; 14 ms after
+# gc.freeze). Memory goes back to the OS as ever; files, logs and atexit handlers close as they did
+# (none waits for the collector). Not in main(): tests call it in one process, where garbage frozen
+# at every call would never be freed.
 
 
 def _silence_stdout() -> None:
