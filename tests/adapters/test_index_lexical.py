@@ -73,7 +73,7 @@ def test_bm25_from_cached_counts_equals_rank_bm25_on_the_fixture_corpora(
 
 
 def test_cached_counts_give_the_very_arrays_of_a_fresh_count(adrs: list[Adr], tmp_path: Path) -> None:
-    path = tmp_path / "lexical.npz"
+    path = tmp_path / "lexical.arrays"
     lexical_cache.term_counts(adrs[::2], path)  # a cache of half the folder, another order
     counts = lexical_cache.term_counts(list(reversed(adrs)), path)
     fresh = TermCounts.of(a.text for a in reversed(adrs))
@@ -100,25 +100,25 @@ def test_a_process_counts_only_the_adrs_the_cache_lacks(
     index.sync(adrs)
     assert counted == [3]  # the three new ADRs, once
     index.search("consensus and the light client")
-    assert lexical_cache.is_current(adrs, store / "lexical-corpora.npz") and counted == [3]
+    assert lexical_cache.is_current(adrs, store / "lexical-corpora.arrays") and counted == [3]
 
 
 def test_counts_from_other_code_are_not_used(
     adrs: list[Adr], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    path = tmp_path / "lexical.npz"
+    path = tmp_path / "lexical.arrays"
     lexical_cache.term_counts(adrs, path)
     assert lexical_cache.is_current(adrs, path)
     monkeypatch.setattr(lexical_cache, "counts_key", lambda: "another tokeniser")
     assert not lexical_cache.is_current(adrs, path)
-    (tmp_path / "broken.npz").write_bytes(b"not a zip")
-    assert not lexical_cache.is_current(adrs, tmp_path / "broken.npz")
-    assert lexical_cache.term_counts(adrs, tmp_path / "broken.npz").n_docs == len(adrs)
+    (tmp_path / "broken.arrays").write_bytes(b"not an array file")
+    assert not lexical_cache.is_current(adrs, tmp_path / "broken.arrays")
+    assert lexical_cache.term_counts(adrs, tmp_path / "broken.arrays").n_docs == len(adrs)
 
 
 def test_a_truncated_cache_file_is_counted_again(adrs: list[Adr], tmp_path: Path) -> None:
-    """A file cut short (a partial cache restore) still starts like a zip: numpy raises BadZipFile."""
-    path = tmp_path / "lexical.npz"
+    """A file cut short (a partial cache restore): its last record ends past the end of the file."""
+    path = tmp_path / "lexical.arrays"
     lexical_cache.term_counts(adrs, path)
     path.write_bytes(path.read_bytes()[:200])
     assert not lexical_cache.is_current(adrs, path)

@@ -62,7 +62,8 @@ def write_arrays(path: Path, meta: dict[str, Any], what: str, **arrays: np.ndarr
             for array in (np.frombuffer(record, dtype=np.uint8), *arrays.values()):
                 np.lib.format.write_array(f, np.ascontiguousarray(array), allow_pickle=False)
         os.replace(tmp, path)
-        path.with_suffix(".npz").unlink(missing_ok=True)  # what versions before 2026-12 kept instead
+        if (legacy := path.with_suffix(".npz")) != path:
+            legacy.unlink(missing_ok=True)  # what versions before 2026-12 kept instead
     except OSError as exc:
         log.warning("%s not written (%s): the next sync computes them again", what, exc)
         with contextlib.suppress(OSError):

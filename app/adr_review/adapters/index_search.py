@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from adr_review.adapters import lexical_cache
+from adr_review.adapters.array_file import SUFFIX
 from adr_review.adapters.embeddings import Embedder, EmbeddingError, embed_texts
 from adr_review.adapters.index_mirror import IndexMirror
 from adr_review.adapters.xl_channel import CrossLanguageScorer, Multilingual, multilingual_available
@@ -74,7 +75,7 @@ class IndexSearch:
 
     @property
     def _lexical_path(self) -> Path:
-        return self.store_dir / f"lexical-{self.collection_name}.npz"
+        return self.store_dir / f"lexical-{self.collection_name}{SUFFIX}"
 
     @property
     def adrs(self) -> list[Adr]:

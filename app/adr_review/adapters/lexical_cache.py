@@ -5,30 +5,26 @@ The term counts per ADR (adr_review.core.lexical.TermCounts) are all BM25 needs;
 row per content hash, so a process loads arrays and counts only the ADRs it has not seen. Document
 frequencies and lengths are derived on load (LexicalIndex.from_counts).
 
-One .npz per index (numpy arrays only, no pickle): the content hashes, the vocabulary as one
-newline-joined UTF-8 blob (tokens never contain whitespace), the count arrays, and the key of the
-code that produced them (the parser, the tokeniser, the counting): any change there invalidates it.
+One array file per index (array_file.py: numpy records, no pickle, mapped on read): the content
+hashes, the vocabulary as one newline-joined UTF-8 blob (tokens never contain whitespace), the count
+arrays, and as its configuration the key of the code that produced them (the parser, the tokeniser,
+the counting): any change there invalidates it.
 """
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import hashlib
-import logging
-import os
-import zipfile
 from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
 
+from adr_review.adapters.array_file import read_arrays, write_arrays
 from adr_review.core.adr import Adr
 from adr_review.core.lexical import TermCounts
 
-log = logging.getLogger("adr_review.index")
-
-FORMAT = "adr-review-lexical/1"
+FORMAT = "adr-review-lexical/2"
 
 
 @functools.cache
@@ -43,47 +39,38 @@ def counts_key() -> str:
     return h.hexdigest()[:16]
 
 
-def _read(path: Path, *, hashes_only: bool = False) -> tuple[list[str], TermCounts | None] | None:
-    try:
-        with np.load(path, allow_pickle=False) as z:
-            if str(z["key"]) != counts_key():
-                return None
-            hashes = [h.decode("ascii") for h in z["hashes"].tolist()]
-            if hashes_only:
-                return hashes, None
-            blob = bytes(z["vocab"]).decode("utf-8")
-            counts = TermCounts(
-                tuple(blob.split("\n")) if blob else (),
-                z["offsets"].astype(np.int64),
-                z["terms"].astype(np.int32),
-                z["counts"].astype(np.int32),
-            )
-    except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile):
+def _read(path: Path) -> tuple[list[str], TermCounts] | None:
+    got = read_arrays(path, FORMAT, counts_key())
+    if got is None:
         return None
-    if counts.n_docs != len(hashes) or int(counts.offsets[-1]) != len(counts.terms):
+    try:
+        _meta, z = got
+        hashes = [h.decode("ascii") for h in z["hashes"].tolist()]
+        blob = z["vocab"].tobytes().decode("utf-8")
+        counts = TermCounts(
+            tuple(blob.split("\n")) if blob else (),
+            np.asarray(z["offsets"], dtype=np.int64),
+            np.asarray(z["terms"], dtype=np.int32),
+            np.asarray(z["counts"], dtype=np.int32),
+        )
+    except (KeyError, ValueError, AttributeError):
+        return None
+    if counts.n_docs != len(hashes) or not int(counts.offsets[-1]) == len(counts.terms) == len(counts.counts):
         return None
     return hashes, counts
 
 
 def _write(path: Path, hashes: Sequence[str], counts: TermCounts) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with tmp.open("wb") as f:
-            np.savez(
-                f,
-                key=np.array(counts_key()),
-                hashes=np.array([h.encode("ascii") for h in hashes], dtype="S"),
-                vocab=np.frombuffer("\n".join(counts.vocab).encode("utf-8"), dtype=np.uint8),
-                offsets=counts.offsets,
-                terms=counts.terms,
-                counts=counts.counts,
-            )
-        os.replace(tmp, path)
-    except OSError as exc:  # a cache that cannot be written only costs time
-        log.warning("lexical cache %s not written: %s", path, exc)
-        with contextlib.suppress(OSError):
-            tmp.unlink()
+    write_arrays(
+        path,
+        {"format": FORMAT, "config": counts_key()},
+        f"lexical cache {path}",
+        hashes=np.array([h.encode("ascii") for h in hashes], dtype="S"),
+        vocab=np.frombuffer("\n".join(counts.vocab).encode("utf-8"), dtype=np.uint8),
+        offsets=counts.offsets,
+        terms=counts.terms,
+        counts=counts.counts,
+    )
 
 
 def is_current(adrs: Sequence[Adr], path: Path) -> bool:
@@ -93,7 +80,7 @@ def is_current(adrs: Sequence[Adr], path: Path) -> bool:
 
 def holds(path: Path, hashes: Sequence[str]) -> bool:
     """True when the cache's rows are exactly these content hashes, in this order."""
-    got = _read(path, hashes_only=True)
+    got = _read(path)  # a mapped file: the counts are not read until used
     return got is not None and got[0] == list(hashes)
 
 
@@ -102,11 +89,11 @@ def term_counts(adrs: Sequence[Adr], path: Path) -> TermCounts:
     lacks; the cache is rewritten to exactly these ADRs when it was not already."""
     want = [a.content_hash for a in adrs]
     got = _read(path)
-    if got is not None and got[0] == want and got[1] is not None:
+    if got is not None and got[0] == want:
         return got[1]
     cached_rows: dict[str, int] = {}
     cached: TermCounts | None = None
-    if got is not None and got[1] is not None:
+    if got is not None:
         cached = got[1]
         cached_rows = {h: i for i, h in enumerate(got[0])}
     missing: dict[str, Adr] = {}
