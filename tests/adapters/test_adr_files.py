@@ -14,6 +14,7 @@ from adr_review.adapters.adr_files import (
     load_adr_folder,
     load_adr_folder_cached,
     read_adr_file,
+    scan_adr_folder,
 )
 from adr_review.core.adr import AdrParseError, canonical_id_key
 
@@ -290,3 +291,32 @@ def test_the_remote_folder_follows_the_same_rules_and_reports_id_clashes() -> No
         "docs/adr/0004-copied.md: the title says ADR-0003 but the file name says ADR-0004: ADR-0004 is used",
         "not indexed: docs/adr/0006-empty.md: empty file",
     ]
+
+
+@pytest.mark.parametrize("spelling", ["absolute", "relative", "trailing slash", "dot segment"])
+def test_the_relative_paths_do_not_depend_on_how_the_folder_is_named(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, spelling: str
+) -> None:
+    folder = tmp_path / "docs" / "adr"
+    (folder / "2024" / "q1").mkdir(parents=True)
+    for rel in ("0001-use-kafka.md", "2024/0002-use-nats.md", "2024/q1/0003-use-redis.md"):
+        (folder / rel).write_text(f"# {rel}\n\nStatus: accepted\n")
+    (tmp_path / "outside.md").write_text("# 9. Secret\n")
+    (folder / "2024" / "0004-link.md").symlink_to(tmp_path / "outside.md")
+    (folder / "2024" / "0005-inner-link.md").symlink_to(folder / "0001-use-kafka.md")
+    monkeypatch.chdir(tmp_path)
+    root = {
+        "absolute": folder,
+        "relative": Path("docs/adr"),
+        "trailing slash": Path("docs/adr/"),
+        "dot segment": Path("./docs/../docs/adr"),
+    }[spelling]
+    files, errors = scan_adr_folder(root)
+    assert [rel for _p, rel in files] == [
+        "0001-use-kafka.md",
+        "2024/0002-use-nats.md",
+        "2024/0005-inner-link.md",  # a link that stays inside is read
+        "2024/q1/0003-use-redis.md",
+    ]
+    assert all(p.is_file() for p, _rel in files)
+    assert [e.path for e in errors] == ["2024/0004-link.md"]

@@ -15,6 +15,7 @@ import fnmatch
 import hashlib
 import os
 import posixpath
+import stat
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -90,8 +91,11 @@ def scan_adr_folder(
         refuse(Path(exc.filename or root), f"cannot list this folder ({exc.strerror or exc}): not read")
 
     names = [pattern.removeprefix("**/") for pattern in patterns]
+    top = os.fspath(root)
     for dirpath, dirnames, filenames in os.walk(root, onerror=unlisted):
         here = Path(dirpath)
+        inner = dirpath[len(top) :].strip(os.sep).replace(os.sep, "/")  # os.walk joins onto `top`
+        prefix = f"{inner}/" if inner else ""
         dirnames[:] = [d for d in dirnames if not d.startswith(".")]  # nothing under them is an ADR
         for name in dirnames:
             p = here / name
@@ -103,16 +107,17 @@ def scan_adr_folder(
         for name in filenames:
             if not any(fnmatch.fnmatchcase(name, pattern) for pattern in names):
                 continue
-            p = here / name
-            rel = printable_path(p.relative_to(root).as_posix())
+            rel = printable_path(prefix + name)
             if not is_adr_candidate(rel):
                 continue
+            p = here / name
             try:
                 # os.walk does not descend into symlinked folders, so every folder here lies inside
                 # the root: only a file that is itself a link can lead out (no resolve per file)
-                if p.is_symlink() and not _inside(p, base):
+                mode = os.lstat(p).st_mode
+                if stat.S_ISLNK(mode) and not _inside(p, base):
                     refuse(p, "symlink to a file outside the ADR folder: not followed")
-                elif p.is_file():
+                elif stat.S_ISREG(mode) or (stat.S_ISLNK(mode) and p.is_file()):
                     seen[rel] = p
             except OSError as exc:
                 refuse(p, f"cannot read file ({exc.strerror or exc})")
