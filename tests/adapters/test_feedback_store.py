@@ -4,7 +4,7 @@ ledgers, ticks and dismissals are idempotent upserts, and `outcomes` reads them 
 from __future__ import annotations
 
 from adr_review.core.feedback import Ledger, Revision, Shown
-from adr_review.pipeline.ports import StateStore
+from adr_review.pipeline.state_ports import StateStore
 from tests.adapters import test_state_store as contract
 from tests.adapters.test_state_store import Clock
 

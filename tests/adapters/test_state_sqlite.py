@@ -12,8 +12,9 @@ import pytest
 
 from adr_review.adapters.state_sqlite import SqliteStateStore, StoreError
 from adr_review.adapters.state_sqlite.migrations import MIGRATIONS
-from adr_review.pipeline.ports import AttemptInfo, InfrastructureError
+from adr_review.pipeline.ports import InfrastructureError
 from adr_review.pipeline.queue import RunSpec
+from adr_review.pipeline.state_ports import AttemptInfo
 
 NAMES = [fn.__name__ for fn in MIGRATIONS]
 

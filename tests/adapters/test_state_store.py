@@ -24,8 +24,8 @@ import pytest
 from adr_review.adapters.state_sqlite import SqliteStateStore
 from adr_review.core.results import Usage
 from adr_review.pipeline.checkpoint import memo_for
-from adr_review.pipeline.ports import AttemptInfo, StateStore
 from adr_review.pipeline.queue import Delivery, RunSpec
+from adr_review.pipeline.state_ports import AttemptInfo, StateStore
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -549,7 +549,7 @@ def test_health_counts_depth_and_age(store: StateStore, clock: Clock) -> None:
 CHILD = textwrap.dedent(
     """
     import sys, time
-    from adr_review.pipeline.ports import AttemptInfo
+    from adr_review.pipeline.state_ports import AttemptInfo
     {open}
     me, start = sys.argv[1], float(sys.argv[2])
     while time.time() < start:

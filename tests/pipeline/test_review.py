@@ -28,7 +28,8 @@ from adr_review.core.text import tokenize
 from adr_review.pipeline.adr.blindspot import CRITIC_PROMPTS, JUDGE_PROMPT
 from adr_review.pipeline.adr.review import ReviewDeps, ReviewTarget, relative_adr_path, review_adr
 from adr_review.pipeline.checkpoint import memo_for
-from adr_review.pipeline.ports import CheckpointStore, LlmError, LlmRequest
+from adr_review.pipeline.ports import LlmError, LlmRequest
+from adr_review.pipeline.state_ports import CheckpointStore
 from adr_review.prompts import PromptFiles, packaged
 from tests.fakes.blindspot_answers import judge_echo_answer
 from tests.fakes.llm import FakeLlm

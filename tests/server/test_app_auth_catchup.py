@@ -18,8 +18,9 @@ from cryptography.hazmat.primitives.asymmetric import rsa
 from adr_review.adapters.github import GitHubClients, load_private_key
 from adr_review.adapters.github.app import APP_PERMISSIONS, HookDelivery
 from adr_review.pipeline.plans.publish import upsert_comment
-from adr_review.pipeline.ports import DeliveryLog, GitHubError
+from adr_review.pipeline.ports import GitHubError
 from adr_review.pipeline.server.catchup import catch_up, to_redeliver
+from adr_review.pipeline.state_ports import DeliveryLog
 from tests.fakes.github_server import FakeGitHubServer
 
 

@@ -10,8 +10,14 @@ from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 from adr_review.core.results import Usage
-from adr_review.pipeline.ports import ATTEMPT_OUTCOMES, RUN_STATES, TERMINAL_STATES, AttemptRecord, RunRecord
 from adr_review.pipeline.queue import QueueItem
+from adr_review.pipeline.state_ports import (
+    ATTEMPT_OUTCOMES,
+    RUN_STATES,
+    TERMINAL_STATES,
+    AttemptRecord,
+    RunRecord,
+)
 
 ACTIVE = ("queued", "running")
 TERMINAL_SQL = ",".join(f"'{s}'" for s in sorted(TERMINAL_STATES))

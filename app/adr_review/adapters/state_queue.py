@@ -23,8 +23,9 @@ from adr_review.adapters.state_common import (
     payload_json,
 )
 from adr_review.adapters.state_sql import SqlTables
-from adr_review.pipeline.ports import TERMINAL_STATES, InfrastructureError
+from adr_review.pipeline.ports import InfrastructureError
 from adr_review.pipeline.queue import Accepted, Delivery, QueueItem, RunSpec
+from adr_review.pipeline.state_ports import TERMINAL_STATES
 
 GUID_CHUNK = 500  # placeholders per IN (...): under SQLite's oldest limit of 999
 

@@ -16,7 +16,7 @@ from typing import Any
 from adr_review.adapters.state_common import attempt_of, check_state, payload_json, run_of
 from adr_review.adapters.state_sql import SqlTables
 from adr_review.core.results import Usage
-from adr_review.pipeline.ports import AttemptInfo, AttemptRecord, RunRecord
+from adr_review.pipeline.state_ports import AttemptInfo, AttemptRecord, RunRecord
 
 
 class RunsTables(SqlTables):

@@ -24,7 +24,8 @@ from adr_review.adapters.state_common import (
     transition_sql,
 )
 from adr_review.core.results import Usage
-from adr_review.pipeline.ports import AttemptRecord, InfrastructureError
+from adr_review.pipeline.ports import InfrastructureError
+from adr_review.pipeline.state_ports import AttemptRecord
 
 Clock = Callable[[], float]
 

@@ -31,10 +31,9 @@ from starlette.routing import Route
 
 from adr_review.core.webhook_signature import verify
 from adr_review.entrypoints.report_http import report_routes
-from adr_review.pipeline.ports import RunQueue
 from adr_review.pipeline.queue import Accepted, Delivery, RunSpec
 from adr_review.pipeline.server.intake import delivery_record, intake
-from adr_review.pipeline.state_ports import FeedbackLog
+from adr_review.pipeline.state_ports import FeedbackLog, RunQueue
 
 log = logging.getLogger("adr_review.server")
 

@@ -18,8 +18,9 @@ from adr_review.pipeline.code_guard.guard_run import GuardOutcome
 from adr_review.pipeline.keys import link_base
 from adr_review.pipeline.plans.carry_out import RECENT_ANSWERS_S
 from adr_review.pipeline.plans.pr import Plan, Published, Target
-from adr_review.pipeline.ports import FeedbackLog, GitHubError, SyncReport
+from adr_review.pipeline.ports import GitHubError, SyncReport
 from adr_review.pipeline.reporting.report import report_markdown
+from adr_review.pipeline.state_ports import FeedbackLog
 
 
 class RunnerFiles(Protocol):

@@ -19,7 +19,8 @@ from typing import Any
 
 from adr_review.core.results import Usage
 from adr_review.core.serde import SerdeError, from_dict
-from adr_review.pipeline.ports import AttemptInfo, CheckpointStore, InfrastructureError, StageMemo
+from adr_review.pipeline.ports import InfrastructureError, StageMemo
+from adr_review.pipeline.state_ports import AttemptInfo, CheckpointStore
 
 log = logging.getLogger(__name__)
 

@@ -122,25 +122,6 @@ class RunAbandoned(BaseException):
     fallback) never mistakes a cancellation for a failure, so a cancelled run degrades nothing."""
 
 
-# --- Durable state (seed 004): the StateStore port and its parts live in app/adr_review/pipeline/state_ports.py
-from adr_review.pipeline.state_ports import (  # noqa: E402  (re-exported: one place to import ports from)
-    ATTEMPT_OUTCOMES,
-    RUN_STATES,
-    TERMINAL_STATES,
-    AttemptInfo,
-    AttemptRecord,
-    CheckpointStore,
-    DeliveryLog,
-    FeedbackLog,
-    Locks,
-    RunQueue,
-    RunRecord,
-    RunRecords,
-    RunStore,
-    SpendLedger,
-    StateStore,
-)
-
 # --------------------------------------------------------------------------------------------------
 # GitHub (implemented by app/adr_review/adapters/github.py; the Action and the App drive it)
 
@@ -273,14 +254,7 @@ class PromptLibrary(Protocol):
 
 
 __all__ = [
-    "ATTEMPT_OUTCOMES",
-    "RUN_STATES",
-    "TERMINAL_STATES",
     "AdrIndex",
-    "AttemptInfo",
-    "AttemptRecord",
-    "CheckpointStore",
-    "DeliveryLog",
     "GitHubError",
     "GitHubPort",
     "IndexStoreError",
@@ -289,19 +263,11 @@ __all__ = [
     "LlmPort",
     "LlmRequest",
     "LlmResponse",
-    "FeedbackLog",
-    "Locks",
     "PromptLibrary",
     "PullRequestInfo",
     "RepoComment",
     "RepoFile",
-    "RunQueue",
-    "RunRecord",
-    "RunRecords",
-    "RunStore",
-    "SpendLedger",
     "StageMemo",
-    "StateStore",
     "SyncReport",
     "no_memo",
 ]

@@ -25,7 +25,8 @@ if TYPE_CHECKING:
 
     from adr_review.config import RepoConfig, Settings
     from adr_review.core.adr import Adr, AdrParseError
-    from adr_review.pipeline.ports import AdrIndex, StateStore
+    from adr_review.pipeline.ports import AdrIndex
+    from adr_review.pipeline.state_ports import StateStore
 
 PROG = "adr-review review"
 STATE_FILE = "checkpoints.sqlite3"  # in the store folder, as in the Action's cache folder

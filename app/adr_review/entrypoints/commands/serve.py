@@ -30,9 +30,10 @@ if TYPE_CHECKING:
     from adr_review.config import AppSettings, RepoConfig, Settings
     from adr_review.core.adr import Adr
     from adr_review.core.results import RetrievalResult
-    from adr_review.pipeline.ports import AdrIndex, GitHubPort, Locks, StateStore, SyncReport
+    from adr_review.pipeline.ports import AdrIndex, GitHubPort, SyncReport
     from adr_review.pipeline.server.app_runs import AppExecutor
     from adr_review.pipeline.server.worker import WorkerPool
+    from adr_review.pipeline.state_ports import Locks, StateStore
 
 log = logging.getLogger("adr_review.serve")
 

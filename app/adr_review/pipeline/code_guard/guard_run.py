@@ -44,7 +44,8 @@ from adr_review.pipeline.plans.budget import month_of
 from adr_review.pipeline.plans.folders import FolderCache
 from adr_review.pipeline.plans.publish import comment_lock_name, record_quietly, write_comment
 from adr_review.pipeline.plans.targets import Plan
-from adr_review.pipeline.ports import FeedbackLog, GitHubError, GitHubPort, LlmPort, PromptLibrary, StageMemo
+from adr_review.pipeline.ports import GitHubError, GitHubPort, LlmPort, PromptLibrary, StageMemo
+from adr_review.pipeline.state_ports import FeedbackLog
 
 
 class PlanWork(Protocol):

@@ -18,7 +18,8 @@ from datetime import UTC, datetime
 
 from adr_review.config import LimitsConfig, RepoConfig
 from adr_review.core.feedback import read_ledger
-from adr_review.pipeline.ports import GitHubError, LlmError, LlmPort, LlmRequest, LlmResponse, SpendLedger
+from adr_review.pipeline.ports import GitHubError, LlmError, LlmPort, LlmRequest, LlmResponse
+from adr_review.pipeline.state_ports import SpendLedger
 
 log = logging.getLogger(__name__)
 

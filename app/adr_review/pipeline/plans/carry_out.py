@@ -34,8 +34,9 @@ from adr_review.pipeline.plans.folders import Notify, log_notice, reindex
 from adr_review.pipeline.plans.notices import CAPPED_MARKER_PATH, capped_comment, config_error_comment
 from adr_review.pipeline.plans.publish import Published, comment_lock_name, upsert_comment
 from adr_review.pipeline.plans.targets import Plan
-from adr_review.pipeline.ports import GitHubError, GitHubPort, StageMemo, StateStore, no_memo
+from adr_review.pipeline.ports import GitHubError, GitHubPort, StageMemo, no_memo
 from adr_review.pipeline.reporting import feedback
+from adr_review.pipeline.state_ports import StateStore
 
 RECENT_ANSWERS_S = 30 * 86_400  # a re-index reads reviewers' answers on the PRs updated this recently
 

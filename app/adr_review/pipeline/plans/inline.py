@@ -21,11 +21,10 @@ from adr_review.pipeline.ports import (
     InfrastructureError,
     LlmPort,
     PromptLibrary,
-    SpendLedger,
     StageMemo,
-    StateStore,
     no_memo,
 )
+from adr_review.pipeline.state_ports import SpendLedger, StateStore
 
 
 @dataclass

@@ -57,8 +57,6 @@ from adr_review.pipeline.plans.publish import (
 )
 from adr_review.pipeline.plans.targets import FeedbackAction, GuardTarget, Plan, Target
 from adr_review.pipeline.ports import (
-    CheckpointStore,
-    FeedbackLog,
     GitHubError,
     GitHubPort,
     InfrastructureError,
@@ -69,6 +67,7 @@ from adr_review.pipeline.ports import (
     StageMemo,
     no_memo,
 )
+from adr_review.pipeline.state_ports import CheckpointStore, FeedbackLog
 
 log = logging.getLogger(__name__)
 

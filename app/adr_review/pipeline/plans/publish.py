@@ -35,15 +35,9 @@ from adr_review.core.serde import review_from_dict, to_dict
 from adr_review.pipeline.locks import LockFactory
 from adr_review.pipeline.plans.budget import month_of
 from adr_review.pipeline.plans.targets import Target
-from adr_review.pipeline.ports import (
-    CheckpointStore,
-    FeedbackLog,
-    GitHubError,
-    GitHubPort,
-    RepoComment,
-    StageMemo,
-)
+from adr_review.pipeline.ports import GitHubError, GitHubPort, RepoComment, StageMemo
 from adr_review.pipeline.reporting.feedback import record_body
+from adr_review.pipeline.state_ports import CheckpointStore, FeedbackLog
 
 log = logging.getLogger(__name__)
 

@@ -27,7 +27,8 @@ from typing import Any
 from adr_review.core.commands import ALLOWED_ASSOCIATIONS, ALLOWED_PERMISSIONS, parse_command
 from adr_review.core.feedback import read_feedback
 from adr_review.pipeline.plans.targets import Plan
-from adr_review.pipeline.ports import FeedbackLog, GitHubError, GitHubPort, RepoComment, StageMemo, no_memo
+from adr_review.pipeline.ports import GitHubError, GitHubPort, RepoComment, StageMemo, no_memo
+from adr_review.pipeline.state_ports import FeedbackLog
 
 log = logging.getLogger(__name__)
 

@@ -33,9 +33,10 @@ from adr_review.pipeline.plans.budget import Budget, metered
 from adr_review.pipeline.plans.carry_out import carry_out
 from adr_review.pipeline.plans.folders import FolderCache, LoadFolder, OpenIndex, log_notice
 from adr_review.pipeline.plans.publish import Published
-from adr_review.pipeline.ports import GitHubPort, LlmPort, PromptLibrary, RunAbandoned, StageMemo, StateStore
+from adr_review.pipeline.ports import GitHubPort, LlmPort, PromptLibrary, RunAbandoned, StageMemo
 from adr_review.pipeline.queue import QueueItem, RunSpec
 from adr_review.pipeline.server.worker import RunContext
+from adr_review.pipeline.state_ports import StateStore
 
 log = logging.getLogger(__name__)
 

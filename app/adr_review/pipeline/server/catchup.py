@@ -21,8 +21,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Protocol
 
-from adr_review.pipeline.ports import DeliveryLog, Locks
 from adr_review.pipeline.server.intake import HANDLED_EVENTS
+from adr_review.pipeline.state_ports import DeliveryLog, Locks
 
 log = logging.getLogger(__name__)
 

@@ -33,8 +33,9 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from adr_review.pipeline.checkpoint import memo_for
-from adr_review.pipeline.ports import InfrastructureError, RunAbandoned, StageMemo, StateStore
+from adr_review.pipeline.ports import InfrastructureError, RunAbandoned, StageMemo
 from adr_review.pipeline.queue import QueueItem
+from adr_review.pipeline.state_ports import StateStore
 
 log = logging.getLogger(__name__)
 
