@@ -84,32 +84,25 @@ def test_after_a_sync_that_changes_one_adr_the_matrix_is_a_cold_builds(tmp_path:
     assert warm.score(query, "en", paths, same) == cold.score(query, "en", paths, same)
 
 
-def test_an_adrs_passages_read_back_behave_as_a_list(tmp_path: Path, lexicon: None) -> None:
+def test_an_adrs_passages_and_texts_read_back_are_the_ones_glossed_and_behave_as_lists(
+    tmp_path: Path, lexicon: None
+) -> None:
     DictionaryViews(tmp_path, "c").sync(_adrs(TEXTS))
     read = DictionaryViews(tmp_path, "c")
     read._load()
     for path, adr in zip(sorted(TEXTS), _adrs(TEXTS), strict=True):
-        got = read._rows[path][2]
-        want = xl_dictionary.adr_rows(adr, gloss_lexicon.load_lexicon() or {}, read.params)[0]
-        assert len(got) == len(want) > 0
+        _hash, _language, got, got_texts = read._rows[path]
+        want, want_texts = xl_dictionary.adr_rows(adr, gloss_lexicon.load_lexicon() or {}, read.params)
+        assert len(got) == len(want) > 0 and list(got_texts) == want_texts and len(got_texts) == len(want)
         for (gi, gc), (wi, wc) in zip(got, want, strict=True):
             assert np.array_equal(gi, wi) and np.array_equal(gc, wc)
+            assert (gi.dtype, gc.dtype) == (np.int32, np.float32)  # a Sparse, though kept in 16 bits
         assert np.array_equal(got[-1][0], want[-1][0]) and len(got[:1]) == 1
-        with pytest.raises(IndexError):
-            got[len(want)]
-
-
-def test_the_passage_texts_read_back_are_the_ones_glossed(tmp_path: Path, lexicon: None) -> None:
-    DictionaryViews(tmp_path, "c").sync(_adrs(TEXTS))
-    read = DictionaryViews(tmp_path, "c")
-    read._load()
-    for path, adr in zip(sorted(TEXTS), _adrs(TEXTS), strict=True):
-        got = read._rows[path][3]
-        want = xl_dictionary.adr_rows(adr, gloss_lexicon.load_lexicon() or {}, read.params)[1]
-        assert list(got) == want and len(got) == len(want) > 0
-        assert got[-1] == want[-1] and got[np.int64(0)] == want[0] and got[1:] == want[1:]
-        with pytest.raises(IndexError):
-            got[len(want)]
+        assert got_texts[-1] == want_texts[-1] and got_texts[np.int64(0)] == want_texts[0]
+        assert got_texts[1:] == want_texts[1:]
+        for rows in (got, got_texts):
+            with pytest.raises(IndexError):
+                rows[len(want)]
     _order, _matrix, texts = read._passage_matrix()
     assert list(texts) == [t for p in sorted(TEXTS) for t in read._rows[p][3]]
 
