@@ -102,17 +102,16 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def entry() -> NoReturn:
-    """The console script and `python -m adr_review`: `main`, then an exit that skips the collector."""
+    """The console script and `python -m adr_review`: `main`, then an exit that skips the collector.
+
+    Everything a command made lives until the process ends, yet CPython's exit still runs its
+    collector over all of it (most of a 644-ADR recall process's teardown). gc.freeze takes it out of
+    the collector's sight; memory goes back to the OS as ever, and files, logs and atexit handlers
+    close as they did (none waits for the collector). Not in main(): tests call it in one process,
+    where garbage frozen at every call would never be freed."""
     code = main()
     gc.freeze()
     sys.exit(code)
-
-
-# Why entry() freezes: everything a command made lives until the process ends, and CPython's exit still
-# runs its collector over all of it (55-110 ms of a 644-ADR recall process's teardown; 14 ms after
-# gc.freeze). Memory goes back to the OS as ever; files, logs and atexit handlers close as they did
-# (none waits for the collector). Not in main(): tests call it in one process, where garbage frozen
-# at every call would never be freed.
 
 
 def _silence_stdout() -> None:

@@ -13,6 +13,7 @@ from rank_bm25 import BM25Okapi
 
 from adr_review.adapters import lexical_cache
 from adr_review.adapters.adr_files import load_adr_folder
+from adr_review.adapters.array_file import read_arrays, write_arrays
 from adr_review.adapters.index import ChromaAdrIndex
 from adr_review.core.adr import Adr
 from adr_review.core.lexical import TermCounts
@@ -124,3 +125,20 @@ def test_a_truncated_cache_file_is_counted_again(adrs: list[Adr], tmp_path: Path
     assert not lexical_cache.is_current(adrs, path)
     assert lexical_cache.term_counts(adrs, path).n_docs == len(adrs)
     assert lexical_cache.is_current(adrs, path)  # and written again whole
+
+
+def test_a_cache_file_whose_arrays_disagree_is_counted_again(adrs: list[Adr], tmp_path: Path) -> None:
+    """Records that read but do not fit together (no offsets at all, counts of another length)."""
+    path = tmp_path / "lexical.arrays"
+    lexical_cache.term_counts(adrs, path)
+    got = read_arrays(path, lexical_cache.FORMAT, lexical_cache.counts_key())
+    assert got is not None
+    meta, arrays = got
+    for damaged in (
+        {**arrays, "offsets": arrays["offsets"][:0]},
+        {**arrays, "counts": arrays["counts"][:-1]},
+    ):
+        write_arrays(path, {k: v for k, v in meta.items() if k != "arrays"}, "test", **damaged)
+        assert not lexical_cache.is_current(adrs, path)
+        assert lexical_cache.term_counts(adrs, path).n_docs == len(adrs)
+        assert lexical_cache.is_current(adrs, path)

@@ -55,7 +55,8 @@ def _read(path: Path) -> tuple[list[str], TermCounts] | None:
         )
     except (KeyError, ValueError, AttributeError):
         return None
-    if counts.n_docs != len(hashes) or not int(counts.offsets[-1]) == len(counts.terms) == len(counts.counts):
+    rows = len(counts.terms)  # no offsets at all reads as -1 documents, before offsets[-1] is looked at
+    if counts.n_docs != len(hashes) or int(counts.offsets[-1]) != rows or len(counts.counts) != rows:
         return None
     return hashes, counts
 

@@ -20,7 +20,7 @@ import operator
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict
 from pathlib import Path
-from typing import SupportsIndex, overload
+from typing import SupportsIndex, TypeVar, overload
 
 import numpy as np
 
@@ -33,6 +33,7 @@ from adr_review.core.adr.reader import reader_blocks, text_reader_blocks
 from adr_review.core.fusion import CrossLanguageMatch
 
 log = logging.getLogger("adr_review.index")
+T = TypeVar("T")
 
 NAME = "dictionary"
 FORMAT = "adr-review-xl-dict/3"
@@ -50,57 +51,56 @@ def _missing() -> str:
 Row = tuple[str, str, Sequence[gloss.Sparse], Sequence[str]]
 
 
-class _Passages(Sequence[gloss.Sparse]):
-    """One ADR's passages as views into the file's arrays, cut only when asked for (a recall reads the
-    whole matrix at once, never these: 17,000 slices of a 644-ADR folder cost more than its search)."""
+class _Slices(Sequence[T]):
+    """Items `lo`..`hi` of arrays the file lays end to end (`ends`: where each item ends), each cut
+    only when asked for: a recall reads the whole matrix at once and shows a handful of texts, never
+    the 17,000 slices of a 644-ADR folder (cutting them all cost more than its search)."""
 
-    def __init__(self, ids: np.ndarray, counts: np.ndarray, ends: np.ndarray, lo: int, hi: int) -> None:
-        self._ids, self._counts, self._ends, self._lo, self._hi = ids, counts, ends, lo, hi
+    def __init__(self, ends: np.ndarray, lo: int, hi: int) -> None:
+        self._ends, self._lo, self._hi = ends, lo, hi
 
-    def __len__(self) -> int:
-        return self._hi - self._lo
-
-    @overload
-    def __getitem__(self, i: int) -> gloss.Sparse: ...
-
-    @overload
-    def __getitem__(self, i: slice) -> Sequence[gloss.Sparse]: ...
-
-    def __getitem__(self, i: int | slice) -> gloss.Sparse | Sequence[gloss.Sparse]:
-        if isinstance(i, slice):
-            return [self[j] for j in range(*i.indices(len(self)))]
-        if not -len(self) <= i < len(self):
-            raise IndexError(i)
-        k = self._lo + (i % len(self))
-        start, end = (int(self._ends[k - 1]) if k else 0), int(self._ends[k])
-        # the file keeps them in 16 bits: a Sparse's own types (what `gloss.sparse` makes)
-        return self._ids[start:end].astype(np.int32), self._counts[start:end].astype(np.float32)
-
-
-class _Texts(Sequence[str]):
-    """Passage texts as slices of the file's UTF-8 text, decoded only when one is shown (a recall
-    shows a handful of the 17,000 of a 644-ADR folder)."""
-
-    def __init__(self, text: np.ndarray, ends: np.ndarray, lo: int, hi: int) -> None:
-        self._text, self._ends, self._lo, self._hi = text, ends, lo, hi
+    def _cut(self, start: int, end: int) -> T:
+        raise NotImplementedError
 
     def __len__(self) -> int:
         return self._hi - self._lo
 
     @overload
-    def __getitem__(self, i: SupportsIndex) -> str: ...
+    def __getitem__(self, i: SupportsIndex) -> T: ...
 
     @overload
-    def __getitem__(self, i: slice) -> Sequence[str]: ...
+    def __getitem__(self, i: slice) -> Sequence[T]: ...
 
-    def __getitem__(self, i: SupportsIndex | slice) -> str | Sequence[str]:
+    def __getitem__(self, i: SupportsIndex | slice) -> T | Sequence[T]:
         if isinstance(i, slice):
             return [self[j] for j in range(*i.indices(len(self)))]
         j = operator.index(i)
         if not -len(self) <= j < len(self):
             raise IndexError(j)
         k = self._lo + (j % len(self))
-        start, end = (int(self._ends[k - 1]) if k else 0), int(self._ends[k])
+        return self._cut(int(self._ends[k - 1]) if k else 0, int(self._ends[k]))
+
+
+class _Passages(_Slices[gloss.Sparse]):
+    """One ADR's passages: feature ids and counts."""
+
+    def __init__(self, ids: np.ndarray, counts: np.ndarray, ends: np.ndarray, lo: int, hi: int) -> None:
+        super().__init__(ends, lo, hi)
+        self._ids, self._counts = ids, counts
+
+    def _cut(self, start: int, end: int) -> gloss.Sparse:
+        # the file keeps them in 16 bits: a Sparse's own types (what `gloss.sparse` makes)
+        return self._ids[start:end].astype(np.int32), self._counts[start:end].astype(np.float32)
+
+
+class _Texts(_Slices[str]):
+    """Passage texts: slices of the file's UTF-8 text, decoded when one is shown."""
+
+    def __init__(self, text: np.ndarray, ends: np.ndarray, lo: int, hi: int) -> None:
+        super().__init__(ends, lo, hi)
+        self._text = text
+
+    def _cut(self, start: int, end: int) -> str:
         return self._text[start:end].tobytes().decode("utf-8")
 
 

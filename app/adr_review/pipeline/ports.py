@@ -1,4 +1,6 @@
-"""The Protocols the pipeline depends on. Adapters implement them; tests fake them here, at the ports."""
+"""The Protocols the pipeline depends on. Adapters implement them; tests fake them here, at the ports.
+The durable state's port (StateStore and its parts) is state_ports.py, which a recall process
+never loads."""
 
 from __future__ import annotations
 

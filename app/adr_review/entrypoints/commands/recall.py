@@ -123,7 +123,7 @@ def format_candidates(result: RetrievalResult, explain: bool = False, top: int |
 
 def read_proposal(path: Path, adr_dir: Path) -> tuple[str, bytes, bool]:
     """The proposal's path as the recall names it (relative to the ADR folder when it lives there),
-    its bytes, and whether it lives in the folder (then the recall leaves it out of its own pool)."""
+    its bytes, and whether it lives in the folder (then the parse cache may already hold its parse)."""
     from adr_review.adapters.adr_files import bounded_bytes
     from adr_review.core.adr_paths import printable_path
 
