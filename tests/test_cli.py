@@ -111,7 +111,7 @@ def test_the_cli_runs_numpy_with_one_blas_thread_unless_told_otherwise(
 @pytest.mark.parametrize("how", ["-m", "script"])
 def test_the_console_script_exits_without_the_final_collections(how: str) -> None:
     """entry() freezes what the command made, so the interpreter's exit does not collect it (the
-    teardown of a 644-ADR recall: 55-110 ms, 14 ms frozen); the output and the exit status are main's."""
+    teardown of a 644-ADR recall spent most of its time there); the output and the exit status are main's."""
     probe = (
         "import atexit, gc, sys\n"
         "atexit.register(lambda: print('FROZEN=%s' % (gc.get_freeze_count() > 0)))\n"

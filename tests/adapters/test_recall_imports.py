@@ -65,7 +65,7 @@ def test_an_offline_recall_on_a_fresh_index_never_imports_what_only_a_model_need
 
 @pytest.mark.real_process
 def test_pyyaml_is_imported_only_for_front_matter(tmp_path: Path) -> None:
-    """PyYAML (0.03 s) reads front matter and prompts' meta: a recall of ADRs without front matter
+    """PyYAML reads front matter and prompts' meta: a recall of ADRs without front matter
     loads none of it; the same probe on a proposal with front matter sees it."""
     folder = tmp_path / "adr"
     folder.mkdir()

@@ -4,8 +4,8 @@ or two racing syncs leave either the old file or the new one, never half of eith
 
 The file is numpy's own .npy records one after another, the meta record (UTF-8 JSON, naming the
 arrays that follow) first. A read maps the file and makes each array a read-only view of it: a
-recall touches only the pages it uses. (A 16 MB .npz took 26 ms to read, most of it zipfile's
-copying and checksumming, to score a query against a fifth of it.) No pickles: a record with an
+recall touches only the pages it uses (an .npz is copied and checksummed whole by zipfile, to score a
+query against a fifth of it). No pickles: a record with an
 object dtype, a header numpy refuses, a truncated record or bytes past the last one read as None.
 """
 
