@@ -40,9 +40,11 @@ PROPOSALS = (
 )
 
 
-def recall(app: Path, folder: Path, store: Path, proposal: Path) -> tuple[float, str]:
+def recall(
+    app: Path, folder: Path, store: Path, proposal: Path, config: Path | None = None
+) -> tuple[float, str]:
     cmd = [sys.executable, "-m", "adr_review", "recall", "--adr-dir", str(folder), "--store", str(store)]
-    cmd += ["--file", str(proposal), "--offline", "--json"]
+    cmd += ["--file", str(proposal), "--offline", "--json", *(["--config", str(config)] if config else [])]
     env = {**os.environ, "PYTHONPATH": str(app), "ADR_REVIEW_LOG_LEVEL": "WARNING"}
     start = time.perf_counter()
     done = subprocess.run(cmd, env=env, capture_output=True, text=True, check=True, cwd=app.parent)

@@ -201,10 +201,10 @@ def test_pipeline_helpers_open_sync_and_report_parse_errors(folder: Path, tmp_pa
 def test_an_embedding_failure_mid_sync_is_repaired_by_the_next_sync(
     folder: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import adr_review.adapters.index as index_module
+    import adr_review.adapters.index_write as index_module
     from adr_review.adapters.embeddings import EmbeddingError, embed_texts
 
-    monkeypatch.setattr(index_module, "_BATCH", 1)  # one chunk per embedding call
+    monkeypatch.setattr(index_module, "BATCH", 1)  # one chunk per embedding call
     calls = {"n": 0}
 
     def flaky(ef, texts):  # type: ignore[no-untyped-def]

@@ -7,7 +7,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import threading
-import time
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -52,19 +52,6 @@ Outcome = tuple[list[Adr], list[tuple[str, str]]]
 def _outcome(adrs: list[Adr], errors: list[AdrParseError]) -> Outcome:
     unmarked = [dataclasses.replace(a, extra={k: v for k, v in a.extra.items() if k != "pid"}) for a in adrs]
     return unmarked, [(e.path, e.reason) for e in errors]
-
-
-@pytest.fixture
-def two_cores(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Two usable cores, and this process down to its one thread: the pool forks only then, and an
-    earlier test's thread that is still winding down (a fake server, a client's pool) must not decide
-    these tests. One that does not end is named in the failure."""
-    monkeypatch.setattr(parse_pool, "usable_cores", lambda: 2)
-    deadline = time.monotonic() + 60
-    for other in [t for t in threading.enumerate() if t is not threading.main_thread()]:
-        other.join(timeout=max(0.0, deadline - time.monotonic()))
-    left = [t.name for t in threading.enumerate() if t is not threading.main_thread()]
-    assert not left, f"threads still running before a pool test: {left}"
 
 
 @pytest.fixture
@@ -171,3 +158,46 @@ def test_a_parse_in_this_process_leaves_the_next_step_to_the_caller(tmp_path: Pa
     called: list[int] = []
     parse_pool.parse_files(_items(root), max_bytes=10_000, meanwhile=lambda: called.append(1))
     assert called == []
+
+
+class _Side:
+    """Side work that records which process ran it on which ADRs (parse_pool.SideWork)."""
+
+    def __init__(self, fail: bool = False) -> None:
+        self.fail = fail
+        self.kept: list[tuple[int, list[str]]] = []
+
+    def run(self, adrs: Sequence[Adr]) -> object:
+        if self.fail:
+            raise RuntimeError("side work broke")
+        return os.getpid(), [a.path for a in adrs]
+
+    def keep(self, result: object) -> None:
+        self.kept.append(result)  # type: ignore[arg-type]
+
+
+def test_side_work_runs_in_the_workers_on_what_they_parsed(large: tuple[Path, Outcome]) -> None:
+    root, _expected = large
+    side = _Side()
+    out = parse_pool.parse_files(_items(root), max_bytes=10_000, side=side)
+    assert side.kept and os.getpid() not in {pid for pid, _paths in side.kept}
+    assert [p for _pid, paths in side.kept for p in paths] == [r.path for r in out if isinstance(r, Adr)]
+
+
+def test_side_work_that_fails_in_a_worker_is_left_to_the_caller(large: tuple[Path, Outcome]) -> None:
+    root, _expected = large
+    items = _items(root)
+    side = _Side(fail=True)
+    out = parse_pool.parse_files(items, max_bytes=10_000, side=side)
+    assert side.kept == []
+    assert [getattr(r, "path", None) for r in out] == [
+        getattr(r, "path", None) for r in parse_pool.parse_files(items, max_bytes=10_000)
+    ]
+
+
+def test_side_work_is_not_run_by_a_parse_in_this_process(tmp_path: Path, two_cores: None) -> None:
+    side = _Side()
+    parse_pool.parse_files(
+        _items(_folder(tmp_path / "adrs", parse_pool.MIN_PARALLEL - 1)), max_bytes=10_000, side=side
+    )
+    assert side.kept == []

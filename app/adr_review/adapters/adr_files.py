@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from adr_review.adapters.parse_pool import FileParser
+from adr_review.adapters.parse_pool import FileParser, SideWork
 from adr_review.core.adr import Adr, AdrParseError, canonical_id_key, parse_adr
 from adr_review.core.adr_paths import (
     adr_stem,
@@ -186,11 +186,16 @@ def dedupe_ids(adrs: list[Adr]) -> list[Adr]:
 
 
 def load_adr_folder_cached(
-    root: Path, cache_file: Path | None = None, *, meanwhile: Callable[[], object] | None = None
+    root: Path,
+    cache_file: Path | None = None,
+    *,
+    meanwhile: Callable[[], object] | None = None,
+    side: SideWork | None = None,
 ) -> tuple[list[Adr], list[AdrParseError]]:
     """`load_adr_folder`, reusing earlier parses of unchanged files (same bytes, same parser): the
     parses are kept in `cache_file` (JSON, beside the index; app/adr_review/adapters/parse_cache.py). A file
-    whose size and mtime are unchanged is not read at all. `meanwhile`: see parse_pool.parse_files."""
+    whose size and mtime are unchanged is not read at all. `meanwhile`, `side`: see parse_pool.py
+    (`side` sees only the files parsed now, and only when they are parsed in workers)."""
     if cache_file is None or not root.is_dir():
         return load_adr_folder(root)
     from adr_review.adapters import parse_cache
@@ -200,7 +205,7 @@ def load_adr_folder_cached(
     # What the cache has, the rest parsed together (parse_pool.py: on several cores), then in file order.
     # A row: (rel, stat, digest, the cached Adr or error, or None: parse it; a read error to record).
     rows: list[tuple[str, os.stat_result | None, str, Adr | AdrParseError | None, bool]] = []
-    parser = FileParser(MAX_BYTES)
+    parser = FileParser(MAX_BYTES, side)
     for path, rel in files:
         try:
             st: os.stat_result | None = path.stat()

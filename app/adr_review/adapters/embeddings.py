@@ -333,6 +333,12 @@ def embed_texts(ef: Embedder, texts: Sequence[str]) -> np.ndarray:
     return np.asarray(vectors, dtype=np.float32)
 
 
+def runs_anywhere(ef: Embedder) -> bool:
+    """Whether the embedder is plain computation (no model to load, no service, no threads of its own),
+    so a forked worker can run it as well as this process can (index_prep.py)."""
+    return isinstance(ef, OfflineHashEmbedding)
+
+
 def fingerprint(ef: Embedder) -> str:
     """Name + config: stored with the index; when it changes the index is rebuilt."""
     import json

@@ -28,9 +28,11 @@ from typing import Any
 import numpy as np
 
 from adr_review.adapters import chroma_store, lexical_cache
-from adr_review.adapters.embeddings import EmbeddingError, embed_texts, embedding_for, fingerprint, label_of
+from adr_review.adapters.embeddings import EmbeddingError, embedding_for, fingerprint, label_of
 from adr_review.adapters.index_mirror import IndexMirror, mirror_of, save_mirror
+from adr_review.adapters.index_prep import IndexPrep
 from adr_review.adapters.index_search import IndexSearch, QueryScores
+from adr_review.adapters.index_write import Progress, add_chunks, write_rows
 from adr_review.adapters.xl_channel import (
     DICTIONARY,
     Multilingual,
@@ -41,7 +43,7 @@ from adr_review.adapters.xl_channel import (
 )
 from adr_review.adapters.xl_vectors import XlScoring
 from adr_review.core.adr import Adr
-from adr_review.core.chunking import ChunkParams, chunk_text
+from adr_review.core.chunking import ChunkParams
 from adr_review.core.fusion import FusionParams
 from adr_review.core.lexical import Bm25Params, LexicalIndex, TermCounts
 from adr_review.pipeline.ports import SyncReport
@@ -51,8 +53,6 @@ __all__ = ["ChromaAdrIndex", "QueryScores"]
 log = logging.getLogger("adr_review.index")
 
 SCHEMA = "adr-review-index/1"
-Progress = Callable[[int, int], None]  # (chunks embedded so far, chunks to embed)
-_BATCH = 512  # chunks per Chroma add: fewer, larger inserts are much cheaper
 _DELETE_BATCH = 1000  # ids per Chroma delete (SQLite caps the variables of one statement)
 # Small HNSW graphs: construction effort matters more than graph quality, because our searches do not
 # use the graph (dense scoring is exact, over the mirror); it serves other clients of the collection.
@@ -107,13 +107,40 @@ class ChromaAdrIndex(IndexSearch):
         # The cross-language channel (xl_vectors.py): on, off, or on for folders in several languages.
         self.multilingual = multilingual
         self._xl = cross_language_scorer_for(self.store_dir, collection, cross_language_scorer, xl_scoring)
+        self._opened_early: bool | None = None  # the collection opened for _store_early: rebuilt?
         self.xl_active = False  # whether the last sync made the second vector set current
 
     # --- sync -----------------------------------------------------------------------------------------
 
-    def sync(self, adrs: Sequence[Adr], progress: Progress | None = None) -> SyncReport:
+    def preparation(self) -> IndexPrep:
+        """What a sync of this index can take from the parse workers (index_prep.py)."""
+        return IndexPrep(self._ef, self.chunking, store=self._store_early)
+
+    def _store_early(self, rows: Sequence[tuple[str, str, np.ndarray]]) -> bool:
+        """Write chunk vectors ahead of the sync, while the folder is still being parsed: only into a
+        collection this sync creates in an embedded store (a cold index: nothing in it to compare
+        or delete, and no other host writing it). False: not this time, the sync writes them."""
+        if self._opened_early is None:
+            if chroma_store.uses_server():
+                return False
+            self._opened_early = self._open_collection()
+            if self._fresh_collection:
+                IndexMirror.drop(self.store_dir, self.collection_name)  # as _apply does before a change
+        if not self._fresh_collection:
+            return False
+        write_rows(self._collection, rows)
+        return True
+
+    def sync(
+        self, adrs: Sequence[Adr], progress: Progress | None = None, prepared: IndexPrep | None = None
+    ) -> SyncReport:
+        """Bring the store to exactly `adrs`; `prepared` holds chunk vectors and term counts that were
+        computed already (a cold index's parse workers), used where they fit, the rest is computed."""
         start = time.perf_counter()
-        rebuilt = self._open_collection()
+        if self._opened_early is not None:  # by this sync's preparation, maybe with chunks in it
+            rebuilt, self._opened_early = self._opened_early, None
+        else:
+            rebuilt = self._open_collection()
         mirror, checked = self._load_mirror()
         current = {a.path: a for a in adrs}
         removed, updated, added = mirror.diff(current)
@@ -129,7 +156,7 @@ class ChromaAdrIndex(IndexSearch):
         if removed or updated or added:
             todo = [current[p] for p in sorted(updated + added)]
             try:
-                mirror = self._apply(mirror, current, removed + updated, todo, progress, embedded)
+                mirror = self._apply(mirror, current, removed + updated, todo, progress, embedded, prepared)
             except EmbeddingError as exc:
                 self.embedding_error = str(exc)
                 missing = len(todo) - len(embedded)
@@ -143,7 +170,8 @@ class ChromaAdrIndex(IndexSearch):
         self._adr_list, self._adr_loader = list(adrs), None
         self._lexical, self._counts = None, None
         if not lexical_cache.is_current(self._adrs, self._lexical_path):
-            self._counts = lexical_cache.term_counts(self._adrs, self._lexical_path)
+            counted = prepared.counts() if prepared is not None else ()
+            self._counts = lexical_cache.term_counts(self._adrs, self._lexical_path, counted)
         errors.extend(self._sync_cross_language(adrs))
         return SyncReport(
             added=sum(1 for p in added if p in embedded),
@@ -287,11 +315,13 @@ class ChromaAdrIndex(IndexSearch):
         todo: Sequence[Adr],
         progress: Progress | None,
         embedded: set[str],
+        prepared: IndexPrep | None,
     ) -> IndexMirror:
         """Delete the stale chunks, embed and add `todo`, write the new mirror. On an EmbeddingError
         the mirror of what did get stored is written (self._mirror) before it propagates."""
         IndexMirror.drop(self.store_dir, self.collection_name)  # no mirror while the collection changes
         stale_ids = [cid for p in stale for cid in mirror.chunk_ids(p)]
+        stale_ids += prepared.strays(current) if prepared is not None else []
         for i in range(0, len(stale_ids), _DELETE_BATCH):
             self._collection.delete(ids=stale_ids[i : i + _DELETE_BATCH])
         gone = set(stale)
@@ -303,7 +333,7 @@ class ChromaAdrIndex(IndexSearch):
         partial: dict[str, list[str]] = {}
         kept = len(docs)
         try:
-            self._embed_and_add(todo, progress, docs, partial)
+            add_chunks(self._collection, self._ef, self.chunking, todo, progress, docs, partial, prepared)
         except EmbeddingError:
             embedded.update(p for p, _h, _v in docs[kept:])
             self._save_mirror(docs, partial)
@@ -319,43 +349,3 @@ class ChromaAdrIndex(IndexSearch):
             self._collection, self.store_dir, self.collection_name, config, docs, partial
         )
         return self._mirror
-
-    def _embed_and_add(
-        self,
-        adrs: Sequence[Adr],
-        progress: Progress | None,
-        done: list[tuple[str, str, np.ndarray]],
-        partial: dict[str, list[str]],
-    ) -> None:
-        """Embed and add in batches; `done` collects (path, hash, vectors) of every ADR whose chunks
-        are all in, `partial` the chunk ids of one left half-written by a failure."""
-        ids: list[str] = []
-        docs: list[str] = []  # embedded, not stored: the ADR text lives in the folder
-        metas: list[dict[str, Any]] = []
-        for adr in adrs:
-            pieces = chunk_text(adr.text, adr.title, self.chunking) or [adr.title or adr.path]
-            for i, piece in enumerate(pieces):
-                ids.append(f"{adr.path}::{i}")
-                docs.append(piece)
-                metas.append(
-                    {"path": adr.path, "content_hash": adr.content_hash, "chunk": i, "chunks": len(pieces)}
-                )
-        total = len(ids)
-        if progress:
-            progress(0, total)
-        pending: dict[str, list[np.ndarray]] = {}
-        try:
-            for lo in range(0, total, _BATCH):
-                hi = min(lo + _BATCH, total)
-                vectors = embed_texts(self._ef, docs[lo:hi])
-                self._collection.upsert(ids=ids[lo:hi], embeddings=vectors, metadatas=metas[lo:hi])
-                for vec, meta in zip(vectors, metas[lo:hi], strict=True):
-                    path = str(meta["path"])
-                    pending.setdefault(path, []).append(vec)
-                    if meta["chunk"] == meta["chunks"] - 1:
-                        done.append((path, str(meta["content_hash"]), np.stack(pending.pop(path))))
-                if progress:
-                    progress(hi, total)
-        finally:
-            for path, vecs in pending.items():
-                partial[path] = [f"{path}::{k}" for k in range(len(vecs))]

@@ -151,9 +151,11 @@ def ensure_synced(index: ChromaAdrIndex, adr_dir: Path | str, progress: Progress
         adrs = lambda: folder.adrs  # noqa: E731 - read on first use (Synced.adrs)
         cached_parse = folder.parse_of
     else:
-        # the store is opened while the files are parsed in other processes (a cold index)
-        adrs, errors = load_adr_folder_cached(Path(adr_dir), cache, meanwhile=index.open_store)
-        report = index.sync(adrs, progress=progress)
+        # the store is opened while the files are parsed in other processes (a cold index), and
+        # those processes embed and count what they parsed (index_prep.py)
+        prep = index.preparation()
+        adrs, errors = load_adr_folder_cached(Path(adr_dir), cache, meanwhile=index.open_store, side=prep)
+        report = index.sync(adrs, progress=progress, prepared=prep)
     if errors:
         report = SyncReport(
             added=report.added,

@@ -85,28 +85,26 @@ def holds(path: Path, hashes: Sequence[str]) -> bool:
     return got is not None and got[0] == list(hashes)
 
 
-def term_counts(adrs: Sequence[Adr], path: Path) -> TermCounts:
-    """The counts of these ADRs (rows in their order): from the cache, counting only the ADRs it
-    lacks; the cache is rewritten to exactly these ADRs when it was not already."""
+def term_counts(
+    adrs: Sequence[Adr], path: Path, counted: Sequence[tuple[Sequence[str], TermCounts]] = ()
+) -> TermCounts:
+    """The counts of these ADRs (rows in their order): from the cache, or from `counted` (rows already
+    counted elsewhere: (their content hashes, their counts), index_prep.py), counting only the ADRs
+    neither has; the cache is rewritten to exactly these ADRs when it was not already."""
     want = [a.content_hash for a in adrs]
     got = _read(path)
     if got is not None and got[0] == want:
         return got[1]
-    cached_rows: dict[str, int] = {}
-    cached: TermCounts | None = None
-    if got is not None:
-        cached = got[1]
-        cached_rows = {h: i for i, h in enumerate(got[0])}
+    known: dict[str, tuple[TermCounts, int]] = {}
+    for hashes, source in [*counted, *([got] if got is not None else [])]:  # the cache has the last word
+        known.update((h, (source, i)) for i, h in enumerate(hashes))
     missing: dict[str, Adr] = {}
     for a in adrs:
-        if a.content_hash not in cached_rows:
+        if a.content_hash not in known:
             missing.setdefault(a.content_hash, a)
     fresh = TermCounts.of(a.text for a in missing.values())
-    fresh_rows = {h: i for i, h in enumerate(missing)}
-    picks = [
-        (cached, cached_rows[h]) if cached is not None and h in cached_rows else (fresh, fresh_rows[h])
-        for h in want
-    ]
+    known.update((h, (fresh, i)) for i, h in enumerate(missing))
+    picks = [known[h] for h in want]
     counts = TermCounts.gather(picks)
     _write(path, want, counts)
     return counts
