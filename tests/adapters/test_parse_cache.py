@@ -136,3 +136,45 @@ def test_an_unchanged_folder_is_answered_from_the_manifest_alone(
     load_adr_folder_cached(folder, cache)
     victim.unlink()
     assert adr_files.unchanged_adr_folder(folder, cache) is None  # a file went
+
+
+def test_a_file_modified_just_before_the_cache_was_written_is_unchanged_when_its_bytes_are(
+    folder: Path, tmp_path: Path
+) -> None:
+    """Racily clean: right after a refresh, an equal size and mtime prove nothing, so the file is
+    hashed; the same bytes keep the folder unchanged (no full reload), other bytes do not."""
+    cache = tmp_path / "parsed.json"
+    victim = sorted((folder / "kumahq__kuma").glob("0*.md"))[0]
+    victim.write_text(victim.read_text(encoding="utf-8") + "\nAmended.\n", encoding="utf-8")  # now
+    expected = load_adr_folder_cached(folder, cache)
+    before = json.loads(cache.read_text(encoding="utf-8"))["written_ns"]
+    unchanged = adr_files.unchanged_adr_folder(folder, cache)
+    assert unchanged is not None
+    assert unchanged.hashes() == {a.path: a.content_hash for a in expected[0]}
+    assert json.loads(cache.read_text(encoding="utf-8"))["written_ns"] > before  # hashed, re-recorded
+
+    st = victim.stat()
+    text = victim.read_text(encoding="utf-8")
+    swapped = text.replace("Amended", "AMENDED", 1)
+    assert len(swapped.encode()) == st.st_size
+    victim.write_text(swapped, encoding="utf-8")
+    os.utime(victim, ns=(st.st_atime_ns, st.st_mtime_ns))  # same size and mtime, other bytes
+    assert adr_files.unchanged_adr_folder(folder, cache) is None
+
+
+def test_a_file_modified_long_before_the_cache_was_written_is_not_read(
+    folder: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cache = tmp_path / "parsed.json"
+    load_adr_folder_cached(folder, cache)
+    hashed: list[str] = []
+    real = parse_cache.ParseCache.racily_same
+
+    def counting(self: parse_cache.ParseCache, path: Path, rel: str, st: os.stat_result) -> object:
+        hashed.append(rel)
+        return real(self, path, rel, st)
+
+    monkeypatch.setattr(parse_cache.ParseCache, "racily_same", counting)
+    before = cache.stat().st_mtime_ns
+    assert adr_files.unchanged_adr_folder(folder, cache) is not None
+    assert hashed == [] and cache.stat().st_mtime_ns == before  # nothing hashed, nothing written

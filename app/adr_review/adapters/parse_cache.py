@@ -18,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import functools
+import hashlib
 import os
 import time
 import typing
@@ -72,6 +73,19 @@ class ParseCache:
             self.kept[rel] = hit
             return hit
         return None
+
+    def racily_same(self, path: Path, rel: str, st: os.stat_result) -> Entry | None:
+        """The entry of a file whose size and mtime are the recorded ones but too close to the
+        cache's write to be trusted (RACY_NS): found when its bytes hash to the recorded digest, as
+        git re-reads a racily clean file. None for any other file (changed, or unreadable)."""
+        hit = self.entries.get(rel)
+        if hit is None or (hit.get("size"), hit.get("mtime_ns")) != (st.st_size, st.st_mtime_ns):
+            return None
+        try:
+            digest = hashlib.sha256(path.read_bytes()).hexdigest()  # the recorded size: bounded
+        except OSError:
+            return None
+        return self.matching(rel, st, digest)
 
     def matching(self, rel: str, st: os.stat_result, digest: str) -> Entry | None:
         """The entry of a file whose bytes are unchanged (its size and mtime are re-recorded)."""
@@ -185,19 +199,28 @@ def unchanged_folder(
     cache: ParseCache,
     finish: Callable[[list[Adr]], list[Adr]],
 ) -> UnchangedFolder | None:
-    """The folder as the cache last saw it when every listed file is trusted by size and mtime and
-    no recorded file is gone, else None (then load it the full way)."""
+    """The folder as the cache last saw it when every listed file is trusted by size and mtime (or,
+    modified just before the cache was written, holds the recorded bytes) and no recorded file is
+    gone, else None (then load it the full way). Having hashed such a file, the manifest is written
+    again, so that it is trusted without a read once its mtime is far enough behind."""
     hits: list[tuple[str, Entry]] = []
+    racy = False
     for path, rel in files:
         try:
-            hit = cache.trusted(rel, path.stat())
+            st = path.stat()
         except OSError:
             return None
+        hit = cache.trusted(rel, st)
+        if hit is None:
+            hit = cache.racily_same(path, rel, st)
+            racy = True
         if hit is None:
             return None
         hits.append((rel, hit))
     if len(hits) != len(cache.entries):
         return None
+    if racy:
+        cache.save()
     errors = list(scan_errors) + [AdrParseError(rel, str(e["error"])) for rel, e in hits if "error" in e]
     return UnchangedFolder(cache, hits, errors, finish)
 
