@@ -23,7 +23,8 @@ PROBE = (
     "    code = main(sys.argv[1:])\n"
     "print('PARSE_POOL=%s' % sorted(m for m in ('multiprocessing', 'concurrent.futures') if m in sys.modules))\n"
     "print('EXIT=%s CHROMADB=%s' % (code, 'chromadb' in sys.modules))\n"
-    "print('MODEL_ONLY=%s' % sorted(m for m in ('jsonschema', 'jinja2', 'pydantic_settings') if m in sys.modules))\n"
+    "print('MODEL_ONLY=%s' % sorted(m for m in ('jsonschema', 'jinja2', 'pydantic_settings',"
+    " 'adr_review.pipeline.structured', 'adr_review.pipeline.adr.recall_answer') if m in sys.modules))\n"
     "print('YAML=%s' % ('yaml' in sys.modules))\n"
 )
 
@@ -40,7 +41,8 @@ def recall_in_child(folder: Path, store: Path) -> str:
 def test_an_offline_recall_on_a_fresh_index_never_imports_what_only_a_model_needs(tmp_path: Path) -> None:
     """jsonschema checks model answers only (0.15 s of a recall process's imports; chromadb, which a
     sync opens, imports it too), jinja2 renders prompts only for a model (0.1 s), and pydantic-settings
-    reads the settings only a model call needs (0.1 s; an offline recall reads its two values without it)."""
+    reads the settings only a model call needs (0.1 s; an offline recall reads its two values without it);
+    the structured-call step and the recall answer's checks are the model's path too."""
     folder = tmp_path / "adr"
     folder.mkdir()
     write_settled(folder / "0001-kafka.md", "# 1. Use Kafka for events\n\n## Context\n\nDomain events.\n")

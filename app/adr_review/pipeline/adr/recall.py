@@ -36,7 +36,6 @@ from adr_review.core.results import (
     Usage,
 )
 from adr_review.core.text import fold_whitespace
-from adr_review.pipeline.adr.recall_answer import answer_problems
 from adr_review.pipeline.ports import (
     AdrIndex,
     InfrastructureError,
@@ -45,8 +44,6 @@ from adr_review.pipeline.ports import (
     StageMemo,
     no_memo,
 )
-from adr_review.pipeline.structured import StepFailed, StepOverrides, build_request, call_prompt, request_key
-from adr_review.prompts import PromptError
 
 log = logging.getLogger(__name__)
 
@@ -198,6 +195,17 @@ def _llm_citations(
     memo: StageMemo,
     prompts: PromptLibrary,
 ) -> RecallResult:
+    # the model's path only: an offline recall process does not import them
+    from adr_review.pipeline.adr.recall_answer import answer_problems
+    from adr_review.pipeline.structured import (
+        StepFailed,
+        StepOverrides,
+        build_request,
+        call_prompt,
+        request_key,
+    )
+    from adr_review.prompts import PromptError
+
     try:
         prompt = prompts.prompt(PROMPT_NAME)
     except PromptError as exc:
@@ -301,6 +309,8 @@ def _verify(
 
 def _citation_ok(item: Any) -> bool:
     """One citation of the model's answer has the shape code can verify (or repair)."""
+    from adr_review.pipeline.adr.recall_answer import answer_problems
+
     return not answer_problems({"citations": [item]})
 
 
