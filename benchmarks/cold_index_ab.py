@@ -15,15 +15,12 @@ the tests.
 
 from __future__ import annotations
 
-import argparse
-import json
 import os
 import re
 import shutil
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -32,8 +29,7 @@ import numpy as np
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from benchmarks.make_folder import DEFAULT_CORPORA, make_folder  # noqa: E402
-from benchmarks.recall_ab import PROPOSALS, recall, untimed  # noqa: E402
+from benchmarks.recall_ab import ab_arguments, ab_trees, same_recall  # noqa: E402
 
 CHANNEL_OFF = 'retrieval:\n  multilingual: "off"\n'
 
@@ -68,24 +64,11 @@ def stored_arrays(store: Path) -> tuple[bytes, bytes]:
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--base", required=True, help="the earlier revision (any git rev)")
-    ap.add_argument("--n", type=int, default=644)
-    ap.add_argument("--rounds", type=int, default=5)
-    ap.add_argument("--corpora", type=Path, default=DEFAULT_CORPORA)
-    ap.add_argument("--work", type=Path, default=None)
-    args = ap.parse_args()
-    work = args.work or Path(tempfile.mkdtemp(prefix="cold-ab-"))
-    folder = work / "adr"
-    make_folder(args.n, folder, args.corpora)
+    args = ab_arguments(__doc__, rounds=5)
+    work, folder, _written, trees = ab_trees(args, "cold-ab-")
+    base_tree = trees["base"].parent
     config = work / "channel-off.yml"
     config.write_text(CHANNEL_OFF, encoding="utf-8")
-    base_tree = work / "base"
-    if not base_tree.exists():
-        subprocess.run(
-            ["git", "worktree", "add", "--detach", str(base_tree), args.base], cwd=REPO, check=True
-        )
-    trees = {"base": base_tree / "app", "this": REPO / "app"}
     stores = {name: work / f"cold-store-{name}" for name in trees}
     times: dict[str, list[tuple[float, float]]] = {name: [] for name in trees}
     for _ in range(args.rounds):
@@ -107,19 +90,7 @@ def main() -> int:
         f"chunk vectors {'identical' if arrays[0][0] == arrays[1][0] else 'DIFFERENT'}, "
         f"term counts {'identical' if arrays[0][1] == arrays[1][1] else 'DIFFERENT'}"
     )
-    same = 0
-    for prefix in PROPOSALS:
-        found = sorted(folder.glob(f"{prefix}*"))
-        if not found:
-            print(f"not in the folder: {prefix}")
-            continue
-        outs = [
-            untimed(json.loads(recall(app, folder, stores[name], found[0], config)[1]))
-            for name, app in trees.items()
-        ]
-        same += outs[0] == outs[1]
-        print(f"{'same' if outs[0] == outs[1] else 'DIFFERENT'}: {found[0].relative_to(folder)}")
-    print(f"{same} of {len(PROPOSALS)} proposals: the same recall")
+    same_recall(folder, trees, stores, config)
     print(f"worktree of {args.base}: {base_tree} (git worktree remove {base_tree})")
     return 0
 

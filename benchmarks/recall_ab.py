@@ -60,15 +60,21 @@ def untimed(value: Any) -> Any:
     return value
 
 
-def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+def ab_arguments(doc: str | None, rounds: int) -> argparse.Namespace:
+    """The options every A/B script here takes."""
+    ap = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--base", required=True, help="the earlier revision (any git rev)")
     ap.add_argument("--n", type=int, default=644)
-    ap.add_argument("--rounds", type=int, default=15)
+    ap.add_argument("--rounds", type=int, default=rounds)
     ap.add_argument("--corpora", type=Path, default=DEFAULT_CORPORA)
     ap.add_argument("--work", type=Path, default=None)
-    args = ap.parse_args()
-    work = args.work or Path(tempfile.mkdtemp(prefix="recall-ab-"))
+    return ap.parse_args()
+
+
+def ab_trees(args: argparse.Namespace, prefix: str) -> tuple[Path, Path, list[Path], dict[str, Path]]:
+    """(work dir, the generated folder, its files, each tree's app/): the base revision checked out
+    into a worktree under the work dir, this checkout beside it."""
+    work = args.work or Path(tempfile.mkdtemp(prefix=prefix))
     folder = work / "adr"
     written = make_folder(args.n, folder, args.corpora)
     base_tree = work / "base"
@@ -76,12 +82,13 @@ def main() -> int:
         subprocess.run(
             ["git", "worktree", "add", "--detach", str(base_tree), args.base], cwd=REPO, check=True
         )
-    trees = {"base": base_tree / "app", "this": REPO / "app"}
-    stores = {name: work / f"store-{name}" for name in trees}
-    timed = written[len(written) // 3]  # bench_scale.py's proposal
-    for name, app in trees.items():
-        for _ in range(2):  # the first indexes; the second leaves every cache as a recall finds it
-            recall(app, folder, stores[name], timed)
+    return work, folder, written, {"base": base_tree / "app", "this": REPO / "app"}
+
+
+def same_recall(
+    folder: Path, trees: dict[str, Path], stores: dict[str, Path], config: Path | None = None
+) -> None:
+    """Print whether both trees' stores give the same recall JSON (timings aside) for PROPOSALS."""
     same = 0
     for prefix in PROPOSALS:
         found = sorted(folder.glob(f"{prefix}*"))
@@ -89,11 +96,24 @@ def main() -> int:
             print(f"not in the folder: {prefix}")
             continue
         outs = [
-            untimed(json.loads(recall(app, folder, stores[name], found[0])[1])) for name, app in trees.items()
+            untimed(json.loads(recall(app, folder, stores[name], found[0], config)[1]))
+            for name, app in trees.items()
         ]
         same += outs[0] == outs[1]
         print(f"{'same' if outs[0] == outs[1] else 'DIFFERENT'}: {found[0].relative_to(folder)}")
     print(f"{same} of {len(PROPOSALS)} proposals: the same recall")
+
+
+def main() -> int:
+    args = ab_arguments(__doc__, rounds=15)
+    work, folder, written, trees = ab_trees(args, "recall-ab-")
+    base_tree = trees["base"].parent
+    stores = {name: work / f"store-{name}" for name in trees}
+    timed = written[len(written) // 3]  # bench_scale.py's proposal
+    for name, app in trees.items():
+        for _ in range(2):  # the first indexes; the second leaves every cache as a recall finds it
+            recall(app, folder, stores[name], timed)
+    same_recall(folder, trees, stores)
     times: dict[str, list[float]] = {name: [] for name in trees}
     for _ in range(args.rounds):
         for name, app in trees.items():

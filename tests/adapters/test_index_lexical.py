@@ -83,14 +83,8 @@ def test_cached_counts_give_the_very_arrays_of_a_fresh_count(adrs: list[Adr], tm
         assert np.array_equal(getattr(counts, name), getattr(fresh, name))
 
 
-def test_rows_counted_elsewhere_are_used_and_give_the_arrays_of_a_fresh_count(
-    adrs: list[Adr], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """`counted` rows (the parse workers' shares) stand in for counting, in any order and split."""
-    half = len(adrs) // 2
-    shares = [adrs[half:], adrs[:half:2]]  # two shares, not in folder order, some ADRs in neither
-    counted = [([a.content_hash for a in share], TermCounts.of(a.text for a in share)) for share in shares]
-    left = [a for a in adrs[:half] if a not in adrs[:half:2]]
+def _counting(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """How many texts each TermCounts.of call is given, from now on."""
     seen: list[int] = []
     real = TermCounts.of.__func__  # type: ignore[attr-defined]
 
@@ -100,9 +94,21 @@ def test_rows_counted_elsewhere_are_used_and_give_the_arrays_of_a_fresh_count(
         return real(cls, listed)
 
     monkeypatch.setattr(TermCounts, "of", classmethod(counting))
+    return seen
+
+
+def test_rows_counted_elsewhere_are_used_and_give_the_arrays_of_a_fresh_count(
+    adrs: list[Adr], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`counted` rows (the parse workers' shares) stand in for counting, in any order and split."""
+    half = len(adrs) // 2
+    shares = [adrs[half:], adrs[:half:2]]  # two shares, not in folder order, some ADRs in neither
+    counted = [([a.content_hash for a in share], TermCounts.of(a.text for a in share)) for share in shares]
+    left = [a for a in adrs[:half] if a not in adrs[:half:2]]
+    fresh = TermCounts.of(a.text for a in adrs)
+    seen = _counting(monkeypatch)
     counts = lexical_cache.term_counts(adrs, tmp_path / "lexical.arrays", counted)
     assert seen == [len({a.content_hash for a in left})]  # only what no share counted
-    fresh = real(TermCounts, [a.text for a in adrs])
     assert counts.vocab == fresh.vocab
     for name in ("offsets", "terms", "counts"):
         assert np.array_equal(getattr(counts, name), getattr(fresh, name))
@@ -113,15 +119,7 @@ def test_a_process_counts_only_the_adrs_the_cache_lacks(
 ) -> None:
     store = tmp_path / "store"
     ChromaAdrIndex(store, "corpora").sync(adrs[:-3])
-    counted: list[int] = []
-    real = TermCounts.of.__func__  # type: ignore[attr-defined]
-
-    def counting(cls: type[TermCounts], texts: Iterable[str]) -> TermCounts:
-        listed = list(texts)
-        counted.append(len(listed))
-        return real(cls, listed)
-
-    monkeypatch.setattr(TermCounts, "of", classmethod(counting))
+    counted = _counting(monkeypatch)
     index = ChromaAdrIndex(store, "corpora")
     index.sync(adrs)
     assert counted == [3]  # the three new ADRs, once
