@@ -10,6 +10,7 @@ import os
 import shutil
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -178,3 +179,37 @@ def test_a_file_modified_long_before_the_cache_was_written_is_not_read(
     before = cache.stat().st_mtime_ns
     assert adr_files.unchanged_adr_folder(folder, cache) is not None
     assert hashed == [] and cache.stat().st_mtime_ns == before  # nothing hashed, nothing written
+
+
+def test_a_racy_file_is_read_only_up_to_its_recorded_size(
+    folder: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A file that grew after its stat (even to any size) is read no further than one byte past the
+    size the stat gave, and is not the recorded file."""
+    cache_file = tmp_path / "parsed.json"
+    victim = sorted((folder / "kumahq__kuma").glob("0*.md"))[0]
+    victim.write_text(victim.read_text(encoding="utf-8") + "\nAmended.\n", encoding="utf-8")
+    load_adr_folder_cached(folder, cache_file)
+    cache = parse_cache.ParseCache(cache_file, adr_files._parser_version())
+    rel = victim.relative_to(folder).as_posix()
+    st = victim.stat()
+    assert cache.racily_same(victim, rel, st) is not None
+    with victim.open("ab") as f:
+        f.write(b"x" * 1_000_000)
+    asked: list[int] = []
+    real_open = Path.open
+
+    def recording_open(self: Path, *args: Any, **kwargs: Any) -> Any:
+        handle = real_open(self, *args, **kwargs)
+        real_read = handle.read
+
+        def read(n: int = -1) -> bytes:
+            asked.append(n)
+            return real_read(n)
+
+        handle.read = read
+        return handle
+
+    monkeypatch.setattr(Path, "open", recording_open)
+    assert cache.racily_same(victim, rel, st) is None
+    assert asked == [st.st_size + 1]

@@ -41,6 +41,11 @@ FORMAT = "adr-review-index-mirror/1"
 PAGE = 2_000  # chunks per Chroma read when the whole collection must be walked
 
 
+def chunk_id(path: str, k: int) -> str:
+    """The id of an ADR's k-th chunk in the collection (the mirror and a collection read rely on it)."""
+    return f"{path}::{k}"
+
+
 @dataclass
 class IndexMirror:
     collection_id: str
@@ -77,7 +82,7 @@ class IndexMirror:
         i = self._row.get(path)
         if i is None:
             return []
-        return [f"{path}::{k}" for k in range(int(self.offsets[i + 1] - self.offsets[i]))]
+        return [chunk_id(path, k) for k in range(int(self.offsets[i + 1] - self.offsets[i]))]
 
     def has_vectors(self, paths: Iterable[str]) -> bool:
         return any(p in self._row for p in paths)
@@ -230,7 +235,7 @@ class IndexMirror:
                 n > 0
                 and len(hashes[path]) == 1
                 and len(ids_of[path]) == n
-                and all(k in got and got[k][0] == f"{path}::{k}" for k in range(n))
+                and all(k in got and got[k][0] == chunk_id(path, k) for k in range(n))
             )
             if complete:
                 vecs = np.stack([got[k][1] for k in range(n)]).astype(np.float32)

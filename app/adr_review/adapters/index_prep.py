@@ -25,6 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from adr_review.adapters.embeddings import Embedder, embed_texts, runs_anywhere
+from adr_review.adapters.index_mirror import chunk_id
 from adr_review.core.adr import Adr
 from adr_review.core.chunking import ChunkParams, chunk_text
 from adr_review.core.lexical import TermCounts
@@ -103,7 +104,7 @@ class IndexPrep:
     def strays(self, current: Mapping[str, Adr]) -> list[str]:
         """Chunk ids written early for an ADR the sync does not hold at those bytes (to delete)."""
         return [
-            f"{path}::{i}"
+            chunk_id(path, i)
             for path, content_hash in sorted(self._stored)
             if (adr := current.get(path)) is None or adr.content_hash != content_hash
             for i in range(len(self._vectors[(path, content_hash)]))

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from adr_review.adapters.embeddings import Embedder, embed_texts
+from adr_review.adapters.index_mirror import chunk_id
 from adr_review.adapters.index_prep import IndexPrep, pieces_of
 from adr_review.core.adr import Adr
 from adr_review.core.chunking import ChunkParams
@@ -29,7 +30,7 @@ def chunk_meta(path: str, content_hash: str, chunk: int, chunks: int) -> dict[st
 
 def write_rows(collection: Any, rows: Rows) -> None:
     """Write complete ADRs whose vectors are known (a cold index's early write)."""
-    ids = [f"{path}::{i}" for path, _h, matrix in rows for i in range(len(matrix))]
+    ids = [chunk_id(path, i) for path, _h, matrix in rows for i in range(len(matrix))]
     metas = [chunk_meta(path, h, i, len(matrix)) for path, h, matrix in rows for i in range(len(matrix))]
     vectors = np.concatenate([matrix for _p, _h, matrix in rows])
     for lo in range(0, len(ids), BATCH):
@@ -63,7 +64,7 @@ def add_chunks(
             early += len(made)
             continue
         for i, piece in enumerate(pieces):
-            ids.append(f"{adr.path}::{i}")
+            ids.append(chunk_id(adr.path, i))
             docs.append(piece)
             metas.append(chunk_meta(adr.path, adr.content_hash, i, len(pieces)))
             ready.append(made[i] if made is not None else None)
@@ -85,7 +86,7 @@ def add_chunks(
                 progress(early + hi, early + total)
     finally:
         for path, vecs in pending.items():
-            partial[path] = [f"{path}::{k}" for k in range(len(vecs))]
+            partial[path] = [chunk_id(path, k) for k in range(len(vecs))]
 
 
 def _batch_vectors(ef: Embedder, docs: Sequence[str], ready: Sequence[np.ndarray | None]) -> np.ndarray:

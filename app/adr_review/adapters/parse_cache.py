@@ -82,10 +82,13 @@ class ParseCache:
         if hit is None or (hit.get("size"), hit.get("mtime_ns")) != (st.st_size, st.st_mtime_ns):
             return None
         try:
-            digest = hashlib.sha256(path.read_bytes()).hexdigest()  # the recorded size: bounded
+            with path.open("rb") as f:
+                data = f.read(st.st_size + 1)  # no more than the recorded size (and one byte to tell)
         except OSError:
             return None
-        return self.matching(rel, st, digest)
+        if len(data) != st.st_size:  # written to since the stat
+            return None
+        return self.matching(rel, st, hashlib.sha256(data).hexdigest())
 
     def matching(self, rel: str, st: os.stat_result, digest: str) -> Entry | None:
         """The entry of a file whose bytes are unchanged (its size and mtime are re-recorded)."""
