@@ -72,7 +72,7 @@ def simulate(
     for r in [*pos, *neg]:
         rows = _ordered(model, r, order)
         head = rows[:HEAD]
-        listed = [path for p, path, lines in head if p >= floor and lines][:MAX_SHOWN]
+        listed = _listing(r, head, floor)
         top = head[0][0] if head else 0.0
         if r["kind"] == "negative":
             silent += not listed
@@ -117,8 +117,15 @@ def _ordered(model: EvidenceModel, r: Record, order: str) -> list[tuple[float, s
 
 
 def _listed(model: EvidenceModel, r: Record, floor: float, order: str) -> list[str]:
-    rows = _ordered(model, r, order)
-    return [path for p, path, lines in rows[:HEAD] if p >= floor and lines][:MAX_SHOWN]
+    return _listing(r, _ordered(model, r, order)[:HEAD], floor)
+
+
+def _listing(r: Record, head: Sequence[tuple[float, str, bool]], floor: float) -> list[str]:
+    """What the guard lists: the ADRs the change names (the record's `named`, those with a matching
+    line) first whatever their evidence, then the head's that pass the floor and have a matching line."""
+    named = [n["path"] for n in r.get("named", ()) if n["lines"]]
+    scored = [path for p, path, lines in head if p >= floor and lines and path not in named]
+    return [*named, *scored][:MAX_SHOWN]
 
 
 def choose_floor(model: EvidenceModel, records: Sequence[Record], silence: float | None) -> float:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from adr_review.core.adr import parse_adr
-from adr_review.core.guard_named import named_in
+from adr_review.core.guard_named import MAX_NAMING_LINES, named_in, named_in_diff
 
 FOLDER = [
     parse_adr(
@@ -34,3 +34,27 @@ FOLDER = [
 )
 def test_what_the_pr_names(title: str, body: str, named: tuple[str, ...]) -> None:
     assert named_in(title, body, FOLDER) == named  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("added", "named"),
+    [
+        (["AUDIT_DAYS = 90  # shorter than ADR-0012 allows"], ("0012-store.md",)),  # a code comment
+        (["        // see adr 13"], ("0013-queue.md",)),  # indented code is read, not taken for a code block
+        (["See [the queue](../docs/adr/0013-queue.md)."], ("0013-queue.md",)),  # a changed README's link
+        (["# ADR-13", "x = 1", "// ADR-12"], ("0012-store.md", "0013-queue.md")),  # folder order
+        (["x = 1", "return nil"], ()),
+        (['version = "MADR 12.0.0"'], ()),  # a version number
+        (["Wrap `ADR-12` in a code span"], ()),
+        (["ADR-99 is not in the folder"], ()),
+        ([], ()),
+    ],
+)
+def test_what_the_added_lines_name(added: list[str], named: tuple[str, ...]) -> None:
+    assert named_in_diff(added, FOLDER) == named  # type: ignore[arg-type]
+
+
+def test_a_diff_of_many_naming_lines_reads_a_bounded_number() -> None:
+    lines = ["// ADR-99"] * MAX_NAMING_LINES + ["// ADR-12"]  # past the bound: not read
+    assert named_in_diff(lines, FOLDER) == ()  # type: ignore[arg-type]
+    assert named_in_diff(lines[1:], FOLDER) == ("0012-store.md",)  # type: ignore[arg-type]

@@ -249,6 +249,22 @@ def test_a_decision_the_pr_names_is_listed_below_the_floor_and_says_why(
     assert "named in the pull request" in text and "ADR-0005" in text
 
 
+AUDIT_NAMED = AUDIT.replace("kept for a quarter", "kept for a quarter, below ADR-0005's year")
+AUDIT_UNNAMED_NOW = AUDIT.replace("kept for a year", "kept for a year, as ADR-0005 says")
+
+
+def test_a_decision_a_changed_line_names_is_listed_below_the_floor(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    out = as_json(capsys, tmp_path, AUDIT_NAMED, "--title", "Tidy the ops settings")
+    (d,) = out["decisions"]
+    assert (d["id"], d["named"]) == ("ADR-0005", True) and d["evidence"] < out["floor"]
+    assert d["reason"].startswith("named in the pull request")
+    # a name only on a removed line asks nothing of the change: the score alone decides, as unnamed
+    gone = as_json(capsys, tmp_path, AUDIT_UNNAMED_NOW, "--title", "Tidy the ops settings")
+    assert gone["decisions"] == [] and gone["silent_reason"] == "below_floor"
+
+
 @pytest.mark.parametrize(
     ("body", "why"),
     [

@@ -51,3 +51,19 @@ def test_the_shipped_docstring_cites_the_draw_it_was_fitted_on_and_the_set_now()
     assert "394 cases of the guard set drawn with `benchmarks/build_guard_set.py --match size`" in doc
     assert "left out: iog-creator/Gemantria, sapientpants/sonarqube-mcp-server" in doc
     assert f"benchmarks/guard_cases.json now holds {cases} cases drawn with `--match {negatives}`" in doc
+
+
+@pytest.mark.parametrize(
+    ("named", "listed"),
+    [
+        ([], ["b.md"]),  # the floor alone: a.md (0.1) is below it
+        ([{"path": "a.md", "lines": True}], ["a.md", "b.md"]),  # named with a matching line: first, no floor
+        ([{"path": "a.md", "lines": False}], ["b.md"]),  # named, but no changed line matches it
+        ([{"path": "z.md", "lines": True}], ["z.md", "b.md"]),  # named though the index did not return it
+    ],
+)
+def test_the_replay_lists_what_the_change_names_first_whatever_its_evidence(
+    named: list[dict[str, object]], listed: list[str]
+) -> None:
+    head = [(0.9, "b.md", True), (0.1, "a.md", True), (0.8, "c.md", False)]
+    assert _calibrate()._listing({"named": named}, head, 0.5) == listed

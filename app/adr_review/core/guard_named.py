@@ -1,4 +1,5 @@
-"""The ADRs a pull request names in its title or body ("Implements ADR-12", a link to the ADR's file). Pure.
+"""The ADRs a pull request names in its title, body or added lines ("Implements ADR-12", a link to the
+ADR's file, a code comment "see ADR-12"). Pure.
 
 A PR that names a decision asks for the change to be held against it, so the guard lists a named ADR
 whatever its evidence score (app/adr_review/core/guard.py `implicate`), still only when it is enforced
@@ -31,3 +32,17 @@ def named_in(title: str, body: str, folder: Sequence[Adr]) -> tuple[str, ...]:
     except AdrParseError:  # a text the parser refuses names nothing it could read
         return ()
     return linked_to(pr.links, folder)
+
+
+# A diff line can name a decision too ("# kept for a year: ADR-0005", a link in a changed README).
+# Only added lines that mention "adr" or a Markdown file are read, at most this many: a hostile diff
+# of a million such lines costs one bounded parse, not a million.
+MAX_NAMING_LINES = 500
+
+
+def named_in_diff(added: Sequence[str], folder: Sequence[Adr]) -> tuple[str, ...]:
+    """Paths of the folder's ADRs that the diff's added lines name, in the folder's order. Each line
+    is read on its own, without its indentation (code is indented; Markdown would read it as a code
+    block and find no mention), by the same link finder as the PR's text."""
+    lines = [t.strip() for t in added if "adr" in t.lower() or ".md" in t.lower()][:MAX_NAMING_LINES]
+    return named_in("", "\n\n".join(t for t in lines if t), folder) if lines else ()

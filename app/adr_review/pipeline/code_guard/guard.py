@@ -33,7 +33,7 @@ from adr_review.core.guard import (
 )
 from adr_review.core.guard_features import FOLDER_WIDE, guard_features
 from adr_review.core.guard_model import GUARD_EVIDENCE
-from adr_review.core.guard_named import named_in
+from adr_review.core.guard_named import named_in, named_in_diff
 from adr_review.core.results import Candidate
 from adr_review.pipeline.code_guard.guard_check import GuardCheckResult, check_decisions
 from adr_review.pipeline.ports import AdrIndex, LlmPort, PromptLibrary, StageMemo, no_memo
@@ -133,7 +133,10 @@ def run_guard(
         else None
     )
     head = rerank(result.candidates, bg, model, features=features)
-    named = frozenset(p for p in named_in(query.title, query.body, folder) if p in pool)
+    added = [q.line.text for q in query.lines if q.change == "added"]
+    named = frozenset(
+        p for p in (*named_in(query.title, query.body, folder), *named_in_diff(added, folder)) if p in pool
+    )
     decisions, dropped = implicate(
         _named_first(head, result.candidates, named, folder), model, query, folder, redirect, named=named
     )
