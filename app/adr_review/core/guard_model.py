@@ -1,6 +1,6 @@
 """The guard's evidence model: written by benchmarks/calibrate_guard.py --write; do not edit.
 
-394 cases of the guard set drawn with `benchmarks/build_guard_set.py --match size` (cardano-scaling/hydra, celestiaorg/celestia-app, cometbft/cometbft, informalsystems/hermes, kumahq/kuma; left out: iog-creator/Gemantria, sapientpants/sonarqube-mcp-server): fitted on them, features fused, rank, bm25_z, dense_z, title, coverage, rare_idf, rare_count, pool, title_text; head order bm25; floor 0.085 chosen on the same cases where the lower of hit rate and silence is highest (in-sample figures: {'positives': 88, 'negatives': 262, 'hit_rate': 0.6818, 'recall@5': 0.7472, 'mrr': 0.7094, 'silence_rate': 0.6832, 'auc_top_evidence': 0.7722, 'auc_changed_lines': 0.5412, 'negatives_100+_lines': 184, 'silence_100+_lines': 0.712}). benchmarks/guard_cases.json now holds 462 cases drawn with `--match size`; the shipped model's figures on them are in docs/benchmarks.md. Held-out (leave-one-repository-out) figures: docs/benchmarks.md.
+394 cases of the guard set drawn with `benchmarks/build_guard_set.py --match size` (cardano-scaling/hydra, celestiaorg/celestia-app, cometbft/cometbft, informalsystems/hermes, kumahq/kuma; left out: iog-creator/Gemantria, sapientpants/sonarqube-mcp-server): fitted on them, features fused, rank, bm25_z, dense_z, title, coverage, rare_idf, rare_count, pool, title_text; head order bm25; floor 0.09 chosen on the same cases where the lower of hit rate and silence is highest (in-sample figures: {'positives': 88, 'negatives': 262, 'hit_rate': 0.7159, 'recall@5': 0.7472, 'mrr': 0.7094, 'silence_rate': 0.6947, 'auc_top_evidence': 0.7722, 'auc_changed_lines': 0.5412, 'negatives_100+_lines': 184, 'silence_100+_lines': 0.712}). benchmarks/guard_cases.json now holds 462 cases drawn with `--match size`; the shipped model's figures on them are in docs/benchmarks.md. Held-out (leave-one-repository-out) figures: docs/benchmarks.md.
 """
 
 from adr_review.core.evidence import EvidenceModel
@@ -43,7 +43,7 @@ GUARD_EVIDENCE = EvidenceModel(
         "pool": 0.956255,
         "title_text": 0.232066,
     },
-    floor=0.085,
-    high=0.085,
-    med=0.085,
+    floor=0.09,
+    high=0.09,
+    med=0.09,
 )
