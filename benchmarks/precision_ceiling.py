@@ -105,6 +105,20 @@ def collect(corpora: Sequence[Path], store: Path, usem3: bool) -> list[dict[str,
     return out
 
 
+def _folder_adrs(folder: Path) -> dict[str, Any]:
+    """The folder's ADRs as the product parses them, by path relative to the folder."""
+    from adr_review.core.adr.parse import parse_adr
+
+    adrs = {}
+    for f in folder.rglob("*.md"):
+        rel = f.relative_to(folder).as_posix()
+        try:
+            adrs[rel] = parse_adr(rel, f.read_bytes())
+        except Exception:  # noqa: BLE001 - a file the product would skip too
+            continue
+    return adrs
+
+
 def add_structure(queries: Sequence[dict[str, object]], corpora_root: Path) -> None:
     """Structure features, in place, from the files: title-to-title overlap (content words), the rare
     word bigrams the proposal and the ADR share (IDF over the folder, bigrams in at most 3 ADRs), and
@@ -120,13 +134,7 @@ def add_structure(queries: Sequence[dict[str, object]], corpora_root: Path) -> N
     for corpus in sorted({str(q["corpus"]) for q in queries}):
         folder = corpora_root / corpus
         qrels = {q.query: q for q in load_qrels(folder / "qrels.jsonl")}
-        adrs = {}
-        for f in folder.rglob("*.md"):
-            rel = f.relative_to(folder).as_posix()
-            try:
-                adrs[rel] = parse_adr(rel, f.read_bytes())
-            except Exception:  # noqa: BLE001 - a file the product would skip too
-                continue
+        adrs = _folder_adrs(folder)
         grams = {p: set(zip(w := words(a.text), w[1:], strict=False)) for p, a in adrs.items()}
         df = Counter(g for gs in grams.values() for g in gs)
         wdf = Counter(t for a in adrs.values() for t in set(words(a.text)))
@@ -198,20 +206,13 @@ def add_graph(queries: Sequence[dict[str, object]], corpora_root: Path) -> dict[
     Returns, per language, how far the graph reaches: the pool's ADRs next to the first five (outside
     them) and how many of those are relevant, the relevant ADRs below the first DEPTH and how many of
     those are next to the first five, and how many relevant ADRs are among the pool's five most linked."""
-    from adr_review.core.adr.parse import parse_adr
     from adr_review.core.evidence import linked_to
 
     reach: dict[str, dict[str, int]] = {}
     for corpus in sorted({str(q["corpus"]) for q in queries}):
         folder = corpora_root / corpus
         qrels = {q.query: q for q in load_qrels(folder / "qrels.jsonl")}
-        adrs = {}
-        for f in folder.rglob("*.md"):
-            rel = f.relative_to(folder).as_posix()
-            try:
-                adrs[rel] = parse_adr(rel, f.read_bytes())
-            except Exception:  # noqa: BLE001 - a file the product would skip too
-                continue
+        adrs = _folder_adrs(folder)
         for q in [q for q in queries if q["corpus"] == corpus]:
             pool = [adrs[p] for p in (qrels[str(q["query"])].pool or ()) if p in adrs]
             edges: set[tuple[str, str]] = set()
