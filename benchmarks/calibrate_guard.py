@@ -122,8 +122,17 @@ def _listed(model: EvidenceModel, r: Record, floor: float, order: str) -> list[s
 
 def _listing(r: Record, head: Sequence[tuple[float, str, bool]], floor: float) -> list[str]:
     """What the guard lists: the ADRs the change names (the record's `named`, those with a matching
-    line) first whatever their evidence, then the head's that pass the floor and have a matching line."""
-    named = [n["path"] for n in r.get("named", ()) if n["lines"]]
+    line) first whatever their evidence, in the ranking's order (the head's, then the index's order
+    of what it returned, then the folder's), then the head's that pass the floor and have a matching line."""
+    place = {
+        p: i
+        for i, p in enumerate(
+            dict.fromkeys([*(h[1] for h in head), *(c["path"] for c in r.get("retrieved", ()))])
+        )
+    }
+    named = sorted(
+        (n["path"] for n in r.get("named", ()) if n["lines"]), key=lambda p: place.get(p, len(place))
+    )
     scored = [path for p, path, lines in head if p >= floor and lines and path not in named]
     return [*named, *scored][:MAX_SHOWN]
 

@@ -265,6 +265,29 @@ def test_a_decision_a_changed_line_names_is_listed_below_the_floor(
     assert gone["decisions"] == [] and gone["silent_reason"] == "below_floor"
 
 
+INDEX_PAGE = AUDIT + """\
+diff --git a/docs/README.md b/docs/README.md
+--- a/docs/README.md
++++ b/docs/README.md
+@@ -1,1 +1,5 @@
+ # Decisions
++- [ADR-0001: PostgreSQL as the primary data store](adr/0001-postgres.md)
++- [ADR-0002: Outbox polling to RabbitMQ](adr/0002-rabbitmq.md)
++- [ADR-0003: API versioning in the URL](adr/0003-url-versioning.md)
++- [ADR-0005: Log retention](adr/0005-log-retention.md)
+"""
+
+
+def test_of_more_named_decisions_than_it_shows_the_ranking_picks(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    # an index page names four accepted ADRs, each beside its own title; the code change is about one
+    out = as_json(capsys, tmp_path, INDEX_PAGE, "--title", "Audit logs for a quarter")
+    ids = [d["id"] for d in out["decisions"]]
+    assert len(ids) == 3 and all(d["named"] for d in out["decisions"])
+    assert ids[0] == "ADR-0005"  # the one the change is about, not the folder's first three
+
+
 @pytest.mark.parametrize(
     ("body", "why"),
     [

@@ -60,6 +60,8 @@ def test_the_shipped_docstring_cites_the_draw_it_was_fitted_on_and_the_set_now()
         ([{"path": "a.md", "lines": True}], ["a.md", "b.md"]),  # named with a matching line: first, no floor
         ([{"path": "a.md", "lines": False}], ["b.md"]),  # named, but no changed line matches it
         ([{"path": "z.md", "lines": True}], ["z.md", "b.md"]),  # named though the index did not return it
+        # named ones in the ranking's order, the head's first: not the order the names came in
+        ([{"path": "z.md", "lines": True}, {"path": "a.md", "lines": True}], ["a.md", "z.md", "b.md"]),
     ],
 )
 def test_the_replay_lists_what_the_change_names_first_whatever_its_evidence(

@@ -74,15 +74,21 @@ def _named_first(
     head: Sequence[Candidate], retrieved: Sequence[Candidate], named: frozenset[str], folder: Sequence[Adr]
 ) -> list[Candidate]:
     """The head with the ADRs the PR names first (their retrieved candidate when the index returned
-    one, else an unscored one: the name, not the score, puts them there)."""
+    one, else an unscored one: the name, not the score, puts them there). The named ones stand in the
+    ranking's order (the head's, then the rest of what the index returned, then the folder's): a
+    changed index page names every ADR, and the comment shows the ones the change is most about."""
     if not named:
         return list(head)
     known = {c.adr.path: c for c in [*retrieved, *head]}  # the head's carry the guard's evidence
-    first = [
-        known.get(a.path) or Candidate(a, None, 0.0, 0.0, 0.0, False, "named in the pull request")
-        for a in folder
-        if a.path in named
-    ]
+    place = {p: i for i, p in enumerate(dict.fromkeys(c.adr.path for c in [*head, *retrieved]))}
+    first = sorted(
+        (
+            known.get(a.path) or Candidate(a, None, 0.0, 0.0, 0.0, False, "named in the pull request")
+            for a in folder
+            if a.path in named
+        ),
+        key=lambda c: place.get(c.adr.path, len(place)),  # stable: unretrieved ones in the folder's order
+    )
     return first + [c for c in head if c.adr.path not in named]
 
 
