@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from adr_review.core.adr import parse_adr
-from adr_review.core.guard_named import MAX_NAMING_LINES, named_in, named_in_diff
+from adr_review.core.guard_named import MAX_NAMING_LINE, MAX_NAMING_LINES, named_in, named_in_diff
 
 FOLDER = [
     parse_adr(
@@ -58,3 +58,10 @@ def test_a_diff_of_many_naming_lines_reads_a_bounded_number() -> None:
     lines = ["// ADR-99"] * MAX_NAMING_LINES + ["// ADR-12"]  # past the bound: not read
     assert named_in_diff(lines, FOLDER) == ()  # type: ignore[arg-type]
     assert named_in_diff(lines[1:], FOLDER) == ("0012-store.md",)  # type: ignore[arg-type]
+
+
+def test_a_name_past_a_lines_bound_is_not_read() -> None:
+    long = ("a " * MAX_NAMING_LINE)[: MAX_NAMING_LINE - len("ADR-12")] + "ADR-12"
+    assert len(long) == MAX_NAMING_LINE
+    assert named_in_diff([long], FOLDER) == ("0012-store.md",)  # type: ignore[arg-type]
+    assert named_in_diff(["a " + long], FOLDER) == ()  # type: ignore[arg-type]

@@ -265,7 +265,9 @@ def test_a_decision_a_changed_line_names_is_listed_below_the_floor(
     assert gone["decisions"] == [] and gone["silent_reason"] == "below_floor"
 
 
-INDEX_PAGE = AUDIT + """\
+INDEX_PAGE = (
+    AUDIT
+    + """\
 diff --git a/docs/README.md b/docs/README.md
 --- a/docs/README.md
 +++ b/docs/README.md
@@ -276,6 +278,7 @@ diff --git a/docs/README.md b/docs/README.md
 +- [ADR-0003: API versioning in the URL](adr/0003-url-versioning.md)
 +- [ADR-0005: Log retention](adr/0005-log-retention.md)
 """
+)
 
 
 def test_of_more_named_decisions_than_it_shows_the_ranking_picks(

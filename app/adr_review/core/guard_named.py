@@ -35,14 +35,18 @@ def named_in(title: str, body: str, folder: Sequence[Adr]) -> tuple[str, ...]:
 
 
 # A diff line can name a decision too ("# kept for a year: ADR-0005", a link in a changed README).
-# Only added lines that mention "adr" or a Markdown file are read, at most this many: a hostile diff
-# of a million such lines costs one bounded parse, not a million.
+# Only added lines that mention "adr" or a Markdown file are read, at most this many and each up to
+# this length: a hostile diff of a million such lines, or of one minified megabyte, costs one bounded
+# parse.
 MAX_NAMING_LINES = 500
+MAX_NAMING_LINE = 2_000
 
 
 def named_in_diff(added: Sequence[str], folder: Sequence[Adr]) -> tuple[str, ...]:
     """Paths of the folder's ADRs that the diff's added lines name, in the folder's order. Each line
     is read on its own, without its indentation (code is indented; Markdown would read it as a code
     block and find no mention), by the same link finder as the PR's text."""
-    lines = [t.strip() for t in added if "adr" in t.lower() or ".md" in t.lower()][:MAX_NAMING_LINES]
+    lines = [t.strip()[:MAX_NAMING_LINE] for t in added if "adr" in t.lower() or ".md" in t.lower()][
+        :MAX_NAMING_LINES
+    ]
     return named_in("", "\n\n".join(t for t in lines if t), folder) if lines else ()
