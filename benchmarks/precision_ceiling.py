@@ -35,6 +35,7 @@ import math
 import sys
 import tempfile
 from argparse import Namespace
+from collections import Counter
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -123,8 +124,6 @@ def add_structure(queries: Sequence[dict[str, object]], corpora_root: Path) -> N
     """Structure features, in place, from the files: title-to-title overlap (content words), the rare
     word bigrams the proposal and the ADR share (IDF over the folder, bigrams in at most 3 ADRs), and
     the TF-IDF cosine of the proposal's Context with the ADR's Decision (section-aware matching)."""
-    from collections import Counter
-
     from adr_review.core.adr.parse import parse_adr
     from adr_review.core.text import FUNCTION_WORDS, tokenize
 
@@ -198,7 +197,7 @@ def add_recency(queries: Sequence[dict[str, object]], corpora_root: Path) -> Non
             f["age_share"] = between / max(len(pool), 1)
 
 
-def add_graph(queries: Sequence[dict[str, object]], corpora_root: Path) -> dict[str, dict[str, int]]:
+def add_graph(queries: Sequence[dict[str, object]], corpora_root: Path) -> dict[str, Counter[str]]:
     """Link-graph features, in place, from the pool's own links (the folder's ADRs as written; the
     proposal's links are masked): how many ADRs of the pool link to the candidate (`indeg`), how many
     it links to (`outdeg`), and how many of the query's first five candidates link to it or from it
@@ -208,7 +207,7 @@ def add_graph(queries: Sequence[dict[str, object]], corpora_root: Path) -> dict[
     those are next to the first five, and how many relevant ADRs are among the pool's five most linked."""
     from adr_review.core.evidence import linked_to
 
-    reach: dict[str, dict[str, int]] = {}
+    reach: dict[str, Counter[str]] = {}
     for corpus in sorted({str(q["corpus"]) for q in queries}):
         folder = corpora_root / corpus
         qrels = {q.query: q for q in load_qrels(folder / "qrels.jsonl")}
@@ -238,30 +237,16 @@ def add_graph(queries: Sequence[dict[str, object]], corpora_root: Path) -> dict[
             beside -= set(head)
             below = relevant - {p for _f, _r, p in rows}  # type: ignore[misc]
             linked_most = sorted(indeg, key=lambda p: (-indeg[p], p))[:K]
-            r = reach.setdefault(
-                str(q["language"]),
-                dict.fromkeys(
-                    (
-                        "queries",
-                        "pool",
-                        "relevant",
-                        "beside",
-                        "beside_relevant",
-                        "below",
-                        "below_beside",
-                        "most_linked_relevant",
-                    ),
-                    0,
-                ),
+            reach.setdefault(str(q["language"]), Counter()).update(
+                queries=1,
+                pool=len(pool),
+                relevant=len(relevant),
+                beside=len(beside),
+                beside_relevant=len(beside & relevant),
+                below=len(below),
+                below_beside=len(below & beside),
+                most_linked_relevant=len(relevant & set(linked_most)),
             )
-            r["queries"] += 1
-            r["pool"] += len(pool)
-            r["relevant"] += len(relevant)
-            r["beside"] += len(beside)
-            r["beside_relevant"] += len(beside & relevant)
-            r["below"] += len(below)
-            r["below_beside"] += len(below & beside)
-            r["most_linked_relevant"] += len(relevant & set(linked_most))
     return reach
 
 

@@ -46,7 +46,5 @@ def named_in_diff(added: Sequence[str], folder: Sequence[Adr]) -> tuple[str, ...
     """Paths of the folder's ADRs that the diff's added lines name, in the folder's order. Each line
     is read on its own, without its indentation (code is indented; Markdown would read it as a code
     block and find no mention), by the same link finder as the PR's text."""
-    lines = [t.strip()[:MAX_NAMING_LINE] for t in added if "adr" in t.lower() or ".md" in t.lower()][
-        :MAX_NAMING_LINES
-    ]
-    return named_in("", "\n\n".join(t for t in lines if t), folder) if lines else ()
+    lines = [t.strip()[:MAX_NAMING_LINE] for t in added if "adr" in t.lower() or ".md" in t.lower()]
+    return named_in("", "\n\n".join(lines[:MAX_NAMING_LINES]), folder)

@@ -28,7 +28,6 @@ from typing import Any
 from adr_review.core.evidence import Background, EvidenceModel
 from adr_review.core.guard import enforced_pool, matching_lines
 from adr_review.core.guard_features import guard_features
-from adr_review.core.guard_named import named_in_diff
 from adr_review.evals.guard_history import adr_files_at, diff_without, git, mask, message_body, write_folder
 
 K = 5
@@ -108,8 +107,6 @@ def run_case(
     bg = Background.of([s.bm25 for s in qs.scores], [s.dense for s in qs.scores]) if qs else Background(0)
     listed = [d.adr.path for d in result.decisions]
     by_path = {a.path: a for a in adrs}
-    added = [q.line.text for q in result.query.lines if q.change == "added"]
-    named = [p for p in named_in_diff(added, adrs) if p in pool]
     expected_shown = set(enforced) | {redirect[p] for p in enforced if p in redirect}
     return {
         "repo": case.repo,
@@ -131,8 +128,11 @@ def run_case(
         "query_chars": len(result.query.text),
         "body_chars": len(pr_body),
         "changed_lines": len(result.query.lines),
-        # the ADRs the diff's added lines name (listed whatever their evidence when a line matches)
-        "named": [{"path": p, "lines": bool(matching_lines(by_path[p], result.query.lines))} for p in named],
+        # the enforced ADRs the change names (listed whatever their evidence when a line matches)
+        "named": [
+            {"path": p, "lines": bool(matching_lines(by_path[p], result.query.lines))}
+            for p in (a.path for a in adrs if a.path in result.named)  # the folder's order
+        ],
         "retrieved": [
             {
                 "path": c.adr.path,

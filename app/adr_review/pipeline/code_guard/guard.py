@@ -56,6 +56,7 @@ class GuardResult:
     floor: float = 0.0
     diagnostics: Mapping[str, Any] = field(default_factory=dict)
     check: GuardCheckResult | None = None  # the model's verified verdicts, when a model was given
+    named: frozenset[str] = frozenset()  # enforced ADRs the title, body or added lines name (guard_named.py)
 
 
 def adr_folder_files(files: Sequence[DiffFile], folder: Sequence[Adr]) -> frozenset[str]:
@@ -140,9 +141,8 @@ def run_guard(
     )
     head = rerank(result.candidates, bg, model, features=features)
     added = [q.line.text for q in query.lines if q.change == "added"]
-    named = frozenset(
-        p for p in (*named_in(query.title, query.body, folder), *named_in_diff(added, folder)) if p in pool
-    )
+    names = (*named_in(query.title, query.body, folder), *named_in_diff(added, folder))
+    named = frozenset(p for p in names if p in pool)
     decisions, dropped = implicate(
         _named_first(head, result.candidates, named, folder), model, query, folder, redirect, named=named
     )
@@ -162,4 +162,5 @@ def run_guard(
         diagnostics=base
         | {"embedding_failed": bool(result.diagnostics.get("embedding_failed")), "background": background},
         check=check,
+        named=named,
     )
