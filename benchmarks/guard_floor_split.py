@@ -78,7 +78,10 @@ def split(
         "own floor, silence 0.75": cg.choose_floor(model, old, 0.75),
     }
     return {
-        name: {"floor": floor, **cg.simulate(replace(model, floor=floor, med=floor, high=floor), new, floor, "bm25")}
+        name: {
+            "floor": floor,
+            **cg.simulate(replace(model, floor=floor, med=floor, high=floor), new, floor, "bm25"),
+        }
         for name, floor in floors.items()
     }
 
