@@ -23,7 +23,6 @@ import json
 import subprocess
 import sys
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -40,7 +39,7 @@ Record = Mapping[str, Any]
 
 
 def commit_times(records: Sequence[Record], repos: Mapping[str, Path]) -> dict[str, int]:
-    """Committer time of each record's commit, read from its clone in one `git log` call per repository."""
+    """Committer time of each record's commit, read from its clone in one `git show -s` call per repository."""
     out: dict[str, int] = {}
     for name, gitdir in repos.items():
         ids = sorted({str(r["commit"]) for r in records if r["repo"] == name})
@@ -54,16 +53,6 @@ def commit_times(records: Sequence[Record], repos: Mapping[str, Path]) -> dict[s
         ).stdout
         out |= {h: int(t) for h, t in (line.split() for line in shown.splitlines() if line.strip())}
     return out
-
-
-def top_auc(model: evidence.EvidenceModel, rs: Sequence[Record]) -> float:
-    tops = {"positive": [], "negative": []}  # type: dict[str, list[float]]
-    for r in rs:
-        if r["kind"] == "positive" and not r["enforced"]:
-            continue
-        head = cg._ordered(model, r, "bm25")[: cg.HEAD]
-        tops[r["kind"]].append(head[0][0] if head else 0.0)
-    return round(cg.auc(tops["positive"], tops["negative"]) or 0.0, 3)
 
 
 def split(
@@ -80,7 +69,7 @@ def split(
     return {
         name: {
             "floor": floor,
-            **cg.simulate(replace(model, floor=floor, med=floor, high=floor), new, floor, "bm25"),
+            **cg.simulate(model, new, floor, "bm25"),
         }
         for name, floor in floors.items()
     }
@@ -104,7 +93,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         model = cg.fit_fold([r for r in human if r["repo"] != repo], features, None, 1.0)
         rs = [r for r in records if r["repo"] == repo]
         rows = split(model, rs, when)
-        print(f"{repo} ({'agent' if agent else 'human'}; AUC of the top evidence {top_auc(model, rs)}):")
+        auc = cg.simulate(model, rs, model.floor, "bm25")["auc_top_evidence"]
+        print(f"{repo} ({'agent' if agent else 'human'}; AUC of the top evidence {auc}):")
         for name, m in rows.items():
             pooled.setdefault((agent, name), []).append(m)
             print(
