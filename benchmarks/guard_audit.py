@@ -1,0 +1,125 @@
+"""How many of the guard's listings on commits that name no ADR are wrong? A blind audit.
+
+    cd benchmarks && ../.venv/bin/python guard_audit.py prepare --records records.json \
+        --repo OWNER/NAME=GITDIR ... --out DIR          # DIR/NNN/{diff.patch,adr.md}, DIR/items.json
+    ../.venv/bin/python guard_audit.py score --records records.json --labels guard_audit_labels.json
+
+The set counts a commit whose message names no ADR as a negative, so every listing on it is scored
+wrong; but a change to the code an ADR decides about is worth pointing out whether or not its
+message names the ADR. `prepare` takes, on the human-maintained repositories, the first ADR listed
+on every loud negative and, as a control, on 20 positives the guard hit (picked by a hash of the
+commit id), shuffled together by a hash, so the judge sees neither the kind nor the commit message:
+only the diff without the ADR folder and the ADR at the parent. A judge labels each item `related`
+(the diff changes what the ADR decides: it implements, extends, changes or works against it),
+`unrelated`, or `unclear`. `score` prints the share of each label per kind, and the silence the
+guard would have if the negatives' related listings were counted right.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import sys
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "app"))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from guard_signals import AGENT_WRITTEN  # noqa: E402
+
+from adr_review.evals.guard_history import diff_without, git  # noqa: E402
+
+CONTROLS = 20
+
+
+def _h(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def items(records: Sequence[Mapping[str, Any]]) -> list[dict[str, str]]:
+    human = [r for r in records if r["repo"] not in AGENT_WRITTEN]
+    loud = [r for r in human if r["kind"] == "negative" and r["listed"]]
+    hits = sorted((r for r in human if r["kind"] == "positive" and r["hit"]), key=lambda r: _h(r["commit"]))
+    chosen = loud + hits[:CONTROLS]
+    out = [
+        {"repo": r["repo"], "commit": r["commit"], "adr": r["listed"][0], "kind": r["kind"]} for r in chosen
+    ]
+    return sorted(out, key=lambda i: _h("audit" + i["commit"]))
+
+
+def prepare(
+    records: Sequence[Mapping[str, Any]],
+    cases: Sequence[Mapping[str, Any]],
+    repos: Mapping[str, Path],
+    out: Path,
+) -> None:
+    by_commit = {(c["repo"], c["commit"]): c for c in cases}
+    out.mkdir(parents=True, exist_ok=True)
+    listing = []
+    for n, item in enumerate(items(records)):
+        case = by_commit[(item["repo"], item["commit"])]
+        git_dir = repos[item["repo"]]
+        d = out / f"{n:03d}"
+        d.mkdir(exist_ok=True)
+        (d / "diff.patch").write_text(diff_without(git_dir, case["parent"], item["commit"], case["folder"]))
+        adr = git(git_dir, "show", f"{case['parent']}:{case['folder']}/{item['adr']}")
+        (d / "adr.md").write_bytes(adr)
+        listing.append({"item": f"{n:03d}", "repo": item["repo"], "adr": item["adr"]})  # no kind, no commit
+    (out / "items.json").write_text(json.dumps(listing, indent=1))
+
+
+def score(records: Sequence[Mapping[str, Any]], labels: Sequence[Mapping[str, str]]) -> None:
+    by_key = {(i["commit"], i["adr"]): i for i in items(records)}
+    counts: dict[str, Counter[str]] = {"negative": Counter(), "positive": Counter()}
+    per_repo: dict[str, Counter[str]] = {}
+    for label in labels:
+        item = by_key[(label["commit"], label["adr"])]
+        counts[item["kind"]][label["label"]] += 1
+        if item["kind"] == "negative":
+            per_repo.setdefault(item["repo"], Counter())[label["label"]] += 1
+    for kind, c in counts.items():
+        total = sum(c.values())
+        print(
+            f"{kind}s audited: {total}",
+            {k: f"{v} ({v / total:.3f})" for k, v in sorted(c.items())} if total else "",
+        )
+    for repo, c in sorted(per_repo.items()):
+        print(f"  negatives, {repo}:", dict(sorted(c.items())))
+    human_negatives = [r for r in records if r["repo"] not in AGENT_WRITTEN and r["kind"] == "negative"]
+    silent = sum(1 for r in human_negatives if not r["listed"])
+    related = counts["negative"]["related"]
+    n = len(human_negatives)
+    print(f"silence on human-maintained negatives as the set counts it: {silent / n:.3f} ({silent}/{n})")
+    print(
+        f"counting a listing the audit calls related as right: {(silent + related) / n:.3f} ({silent + related}/{n})"
+    )
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="cmd", required=True)
+    p = sub.add_parser("prepare")
+    p.add_argument("--records", type=Path, required=True)
+    p.add_argument("--cases", type=Path, default=ROOT / "benchmarks" / "guard_cases.json")
+    p.add_argument("--repo", action="append", required=True, help="OWNER/NAME=GITDIR")
+    p.add_argument("--out", type=Path, required=True)
+    s = sub.add_parser("score")
+    s.add_argument("--records", type=Path, required=True)
+    s.add_argument("--labels", type=Path, default=ROOT / "benchmarks" / "guard_audit_labels.json")
+    args = parser.parse_args(argv)
+    records = json.loads(args.records.read_text())
+    if args.cmd == "prepare":
+        repos = {name: Path(path) for name, _, path in (x.partition("=") for x in args.repo)}
+        prepare(records, json.loads(args.cases.read_text())["cases"], repos, args.out)
+    else:
+        score(records, json.loads(args.labels.read_text())["labels"])
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
