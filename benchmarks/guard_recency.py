@@ -1,7 +1,7 @@
 """Does an ADR's recency separate commits that name it from commits that name none? Held out.
 
     cd benchmarks && ../.venv/bin/python guard_recency.py --records records.json \
-        --repo OWNER/NAME=GITDIR ... [--with newer_log --with newer_log,added_1y ...]
+        --repo OWNER/NAME=GITDIR ... [--with newer_log --with newer_log,added_1y ...] [--per-repo]
 
 A commit that names an ADR usually implements a decision taken weeks before; a same-size commit that
 names none is listed against whatever ADR its words match, of any age. This adds to each retrieved
@@ -124,6 +124,19 @@ def named_age(records: Sequence[Mapping[str, Any]], agent: bool) -> str:
     return f"{len(days)} positives, median {round(days[len(days) // 2])} days, under 90 days {share[90]}, under a year {share[365]}"
 
 
+def per_repo(records: Sequence[Mapping[str, Any]], features: Sequence[str]) -> None:
+    """Each human-maintained repository held out, and the weights fitted on all of them."""
+    import calibrate_guard as cg
+
+    human = [r for r in records if r["repo"] not in AGENT_WRITTEN]
+    for repo in sorted({r["repo"] for r in human}):
+        model = cg.fit_fold([r for r in human if r["repo"] != repo], features, None, 1.0)
+        m = cg.simulate(model, [r for r in human if r["repo"] == repo], model.floor, "bm25")
+        print(f"  {repo}: floor {model.floor}, hit {m['hit_rate']:.3f}, silence {m['silence_rate']:.3f}")
+    model = cg.fit_fold(human, features, None, 1.0)
+    print("  weights fitted on all of them:", {k: round(v, 3) for k, v in model.weights.items()})
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--records", type=Path, required=True)
@@ -132,6 +145,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--with", dest="extra", action="append", default=[], help="features added to the 9 + title_text"
     )
+    parser.add_argument("--per-repo", action="store_true", help="each human-maintained repository apart")
     args = parser.parse_args(argv)
     records = json.loads(args.records.read_text())
     repos = {name: Path(path) for name, _, path in (s.partition("=") for s in args.repo)}
@@ -141,8 +155,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     evidence.GUARD_FEATURES = (*evidence.GUARD_FEATURES, *NEW)  # let the fit weigh them
     base = (*evidence.FEATURES, "title_text")
     print("held out, the 9 + title_text:", held_out(records, base))
+    if args.per_repo:
+        per_repo(records, base)
     for extra in args.extra or list(NEW):
         print(f"held out, the 9 + title_text + {extra}:", held_out(records, (*base, *extra.split(","))))
+        if args.per_repo:
+            per_repo(records, (*base, *extra.split(",")))
     return 0
 
 
