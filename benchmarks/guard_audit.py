@@ -75,29 +75,49 @@ def prepare(
 
 def score(records: Sequence[Mapping[str, Any]], labels: Sequence[Mapping[str, str]]) -> None:
     by_key = {(i["commit"], i["adr"]): i for i in items(records)}
-    counts: dict[str, Counter[str]] = {"negative": Counter(), "positive": Counter()}
-    per_repo: dict[str, Counter[str]] = {}
-    for label in labels:
-        item = by_key[(label["commit"], label["adr"])]
-        counts[item["kind"]][label["label"]] += 1
-        if item["kind"] == "negative":
-            per_repo.setdefault(item["repo"], Counter())[label["label"]] += 1
-    for kind, c in counts.items():
-        total = sum(c.values())
-        print(
-            f"{kind}s audited: {total}",
-            {k: f"{v} ({v / total:.3f})" for k, v in sorted(c.items())} if total else "",
-        )
-    for repo, c in sorted(per_repo.items()):
-        print(f"  negatives, {repo}:", dict(sorted(c.items())))
+    judges = [k for k in ("label", "label2") if all(k in lab for lab in labels)]
+    for judge in judges:
+        counts: dict[str, Counter[str]] = {"negative": Counter(), "positive": Counter()}
+        per_repo: dict[str, Counter[str]] = {}
+        for lab in labels:
+            item = by_key[(lab["commit"], lab["adr"])]
+            counts[item["kind"]][lab[judge]] += 1
+            if item["kind"] == "negative":
+                per_repo.setdefault(item["repo"], Counter())[lab[judge]] += 1
+        print(f"judge {judges.index(judge) + 1}:")
+        for kind, c in counts.items():
+            total = sum(c.values())
+            print(f"  {kind}s audited: {total}", {k: f"{v} ({v / total:.3f})" for k, v in sorted(c.items())})
+        for repo, c in sorted(per_repo.items()):
+            print(f"    negatives, {repo}:", dict(sorted(c.items())))
     human_negatives = [r for r in records if r["repo"] not in AGENT_WRITTEN and r["kind"] == "negative"]
     silent = sum(1 for r in human_negatives if not r["listed"])
-    related = counts["negative"]["related"]
     n = len(human_negatives)
+    negatives = [lab for lab in labels if by_key[(lab["commit"], lab["adr"])]["kind"] == "negative"]
     print(f"silence on human-maintained negatives as the set counts it: {silent / n:.3f} ({silent}/{n})")
-    print(
-        f"counting a listing the audit calls related as right: {(silent + related) / n:.3f} ({silent + related}/{n})"
-    )
+    for name, rule in (
+        ("judge 1 calls related", lambda lab: lab["label"] == "related"),
+        ("both judges call related", lambda lab: all(lab[j] == "related" for j in judges)),
+        ("either judge calls related", lambda lab: any(lab[j] == "related" for j in judges)),
+    ):
+        if name != "judge 1 calls related" and len(judges) < 2:
+            continue
+        related = sum(1 for lab in negatives if rule(lab))
+        print(f"counting a listing right when {name}: {(silent + related) / n:.3f} ({silent + related}/{n})")
+    if len(judges) == 2:
+        agree = sum(1 for lab in labels if lab["label"] == lab["label2"])
+        print(
+            f"judges agree on {agree}/{len(labels)} ({agree / len(labels):.3f}), Cohen's kappa {kappa(labels):.3f}"
+        )
+
+
+def kappa(labels: Sequence[Mapping[str, str]]) -> float:
+    """Cohen's kappa of the two judges: their agreement beyond what their label rates give by chance."""
+    n = len(labels)
+    observed = sum(1 for lab in labels if lab["label"] == lab["label2"]) / n
+    first, second = Counter(lab["label"] for lab in labels), Counter(lab["label2"] for lab in labels)
+    chance = sum(first[k] * second[k] for k in first) / (n * n)
+    return (observed - chance) / (1 - chance) if chance < 1 else 1.0
 
 
 def main(argv: Sequence[str] | None = None) -> int:
