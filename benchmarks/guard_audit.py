@@ -1,18 +1,25 @@
 """How many of the guard's listings on commits that name no ADR are wrong? A blind audit.
 
     cd benchmarks && ../.venv/bin/python guard_audit.py prepare --records records.json \
-        --repo OWNER/NAME=GITDIR ... --out DIR          # DIR/NNN/{diff.patch,adr.md}, DIR/items.json
-    ../.venv/bin/python guard_audit.py score --records records.json --labels guard_audit_labels.json
+        --repo OWNER/NAME=GITDIR ... --out DIR [--set named]   # DIR/NNN/{diff.patch,adr.md}, DIR/items.json
+    ../.venv/bin/python guard_audit.py score --records records.json [--set named]
 
 The set counts a commit whose message names no ADR as a negative, so every listing on it is scored
 wrong; but a change to the code an ADR decides about is worth pointing out whether or not its
-message names the ADR. `prepare` takes, on the human-maintained repositories, the first ADR listed
-on every loud negative and, as a control, on 20 positives the guard hit (picked by a hash of the
-commit id), shuffled together by a hash, so the judge sees neither the kind nor the commit message:
-only the diff without the ADR folder and the ADR at the parent. A judge labels each item `related`
-(the diff changes what the ADR decides: it implements, extends, changes or works against it),
-`unrelated`, or `unclear`. `score` prints the share of each label per kind, and the silence the
-guard would have if the negatives' related listings were counted right.
+message names the ADR. On the human-maintained repositories, `prepare` writes items for a judge, who
+sees neither the kind nor the commit message: only the diff without the ADR folder and the ADR at
+the parent, shuffled by a hash:
+
+- `--set loud` (guard_audit_labels.json): the first ADR listed on every loud negative and, as a
+  control, on 20 positives the guard hit (picked by a hash of the commit id);
+- `--set named` (guard_audit_named.json): every enforced positive with the ADR its message names
+  and, as a control, the first retrieved ADR of 22 negatives the guard was silent on.
+
+A judge labels each item `related` (the diff changes what the ADR decides: it implements, extends,
+changes or works against it; a shared word or the same area is not enough), `unrelated`, or
+`unclear`; two judges per item (`label`, `label2`). `score` prints the share of each label per kind
+and the silence the guard would have if the negatives' related listings were counted right;
+`score --set named` the guard's hit rate over the positives whose named ADR the judges call related.
 """
 
 from __future__ import annotations
@@ -52,16 +59,46 @@ def items(records: Sequence[Mapping[str, Any]]) -> list[dict[str, str]]:
     return sorted(out, key=lambda i: _h("audit" + i["commit"]))
 
 
+def named_items(records: Sequence[Mapping[str, Any]]) -> list[dict[str, str]]:
+    """Every enforced human-maintained positive with the ADR its message names (the one listed when
+    the guard hit, else the first named among the retrieved, else the first named), and as a control
+    the first retrieved ADR of 22 negatives the guard was silent on (picked by a hash), shuffled."""
+    human = [r for r in records if r["repo"] not in AGENT_WRITTEN]
+    out = []
+    for r in human:
+        if r["kind"] != "positive" or not r["enforced"]:
+            continue
+        retrieved = [c["path"] for c in r["retrieved"]]
+        adr = next(
+            (p for p in r["listed"] if p in r["enforced"]),
+            next((p for p in retrieved if p in r["enforced"]), r["enforced"][0]),
+        )
+        out.append({"repo": r["repo"], "commit": r["commit"], "adr": adr, "kind": "positive"})
+    quiet = sorted(
+        (r for r in human if r["kind"] == "negative" and not r["listed"] and r["retrieved"]),
+        key=lambda r: _h("quiet" + r["commit"]),
+    )
+    out += [
+        {"repo": r["repo"], "commit": r["commit"], "adr": r["retrieved"][0]["path"], "kind": "negative"}
+        for r in quiet[:22]
+    ]
+    return sorted(out, key=lambda i: _h("named" + i["commit"]))
+
+
+SETS = {"loud": items, "named": named_items}
+
+
 def prepare(
     records: Sequence[Mapping[str, Any]],
     cases: Sequence[Mapping[str, Any]],
     repos: Mapping[str, Path],
     out: Path,
+    which: str = "loud",
 ) -> None:
     by_commit = {(c["repo"], c["commit"]): c for c in cases}
     out.mkdir(parents=True, exist_ok=True)
     listing = []
-    for n, item in enumerate(items(records)):
+    for n, item in enumerate(SETS[which](records)):
         case = by_commit[(item["repo"], item["commit"])]
         git_dir = repos[item["repo"]]
         d = out / f"{n:03d}"
@@ -111,6 +148,33 @@ def score(records: Sequence[Mapping[str, Any]], labels: Sequence[Mapping[str, st
         )
 
 
+def score_named(records: Sequence[Mapping[str, Any]], labels: Sequence[Mapping[str, str]]) -> None:
+    """The guard's hit rate over the positives whose named ADR both judges call related."""
+    by_key = {(i["commit"], i["adr"]): i for i in named_items(records)}
+    by_commit = {r["commit"]: r for r in records}
+    groups: dict[str, list[Mapping[str, Any]]] = {}
+    control: Counter[str] = Counter()
+    for lab in labels:
+        item = by_key[(lab["commit"], lab["adr"])]
+        if item["kind"] == "negative":
+            control[lab["label"] if lab["label"] == lab["label2"] else "judges differ"] += 1
+            continue
+        verdict = lab["label"] if lab["label"] == lab["label2"] else "judges differ"
+        groups.setdefault(verdict, []).append(by_commit[lab["commit"]])
+    for verdict, rs in sorted(groups.items()):
+        hits = sum(1 for r in rs if r["hit"])
+        per_repo = Counter(r["repo"].split("/")[1] for r in rs)
+        print(
+            f"positives whose named ADR is {verdict}: {len(rs)}, guard hit {hits} ({hits / len(rs):.3f})",
+            dict(per_repo),
+        )
+    print("control, quiet negatives' first retrieved ADR:", dict(control))
+    agree = sum(1 for lab in labels if lab["label"] == lab["label2"])
+    print(
+        f"judges agree on {agree}/{len(labels)} ({agree / len(labels):.3f}), Cohen's kappa {kappa(labels):.3f}"
+    )
+
+
 def kappa(labels: Sequence[Mapping[str, str]]) -> float:
     """Cohen's kappa of the two judges: their agreement beyond what their label rates give by chance."""
     n = len(labels)
@@ -128,16 +192,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--cases", type=Path, default=ROOT / "benchmarks" / "guard_cases.json")
     p.add_argument("--repo", action="append", required=True, help="OWNER/NAME=GITDIR")
     p.add_argument("--out", type=Path, required=True)
+    p.add_argument("--set", dest="which", choices=sorted(SETS), default="loud")
     s = sub.add_parser("score")
     s.add_argument("--records", type=Path, required=True)
-    s.add_argument("--labels", type=Path, default=ROOT / "benchmarks" / "guard_audit_labels.json")
+    s.add_argument(
+        "--labels", type=Path, default=None, help="default: benchmarks/guard_audit_{labels,named}.json"
+    )
+    s.add_argument("--set", dest="which", choices=sorted(SETS), default="loud")
     args = parser.parse_args(argv)
     records = json.loads(args.records.read_text())
     if args.cmd == "prepare":
         repos = {name: Path(path) for name, _, path in (x.partition("=") for x in args.repo)}
-        prepare(records, json.loads(args.cases.read_text())["cases"], repos, args.out)
+        prepare(records, json.loads(args.cases.read_text())["cases"], repos, args.out, args.which)
     else:
-        score(records, json.loads(args.labels.read_text())["labels"])
+        default = {"loud": "guard_audit_labels.json", "named": "guard_audit_named.json"}[args.which]
+        labels = json.loads((args.labels or ROOT / "benchmarks" / default).read_text())["labels"]
+        (score if args.which == "loud" else score_named)(records, labels)
     return 0
 
 
