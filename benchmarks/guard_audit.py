@@ -169,9 +169,45 @@ def score_named(records: Sequence[Mapping[str, Any]], labels: Sequence[Mapping[s
             dict(per_repo),
         )
     print("control, quiet negatives' first retrieved ADR:", dict(control))
+    loud_file = ROOT / "benchmarks" / "guard_audit_labels.json"
+    if loud_file.exists():
+        relabelled(records, groups, control, json.loads(loud_file.read_text())["labels"])
     agree = sum(1 for lab in labels if lab["label"] == lab["label2"])
     print(
         f"judges agree on {agree}/{len(labels)} ({agree / len(labels):.3f}), Cohen's kappa {kappa(labels):.3f}"
+    )
+
+
+def relabelled(
+    records: Sequence[Mapping[str, Any]],
+    groups: Mapping[str, Sequence[Mapping[str, Any]]],
+    control: Mapping[str, int],
+    loud_labels: Sequence[Mapping[str, str]],
+) -> None:
+    """An estimate of hit and silence with relatedness as the label, both audits together: a case is
+    positive when the judges call its named ADR (positives) or its listed ADR (loud negatives) related,
+    or, for the quiet negatives, in the share the control sample found related (an extrapolation
+    from a small sample); listings on unrelated cases are wrong, a related listing is a hit."""
+    human = [r for r in records if r["repo"] not in AGENT_WRITTEN and r["kind"] == "negative"]
+    quiet = sum(1 for r in human if not r["listed"])
+    kinds = {(i["commit"], i["adr"]): i["kind"] for i in items(records)}
+    both = [
+        lab
+        for lab in loud_labels
+        if kinds[(lab["commit"], lab["adr"])] == "negative" and lab["label"] == lab["label2"] == "related"
+    ]
+    loud_related = len(both)
+    loud_unrelated = sum(1 for r in human if r["listed"]) - loud_related
+    related, unrelated = groups.get("related", []), groups.get("unrelated", [])
+    share = control.get("related", 0) / max(sum(control.values()), 1)
+    positives = len(related) + loud_related + share * quiet
+    hits = sum(1 for r in related if r["hit"]) + loud_related
+    silent_unrelated = sum(1 for r in unrelated if not r["listed"])
+    negatives = loud_unrelated + (1 - share) * quiet + len(unrelated)
+    silence = ((1 - share) * quiet + silent_unrelated) / negatives
+    print(
+        f"relabelled by relatedness (estimate; quiet negatives related at the control's share {share:.3f}): "
+        f"positives {positives:.0f}, hit {hits / positives:.3f}; negatives {negatives:.0f}, silence {silence:.3f}"
     )
 
 
