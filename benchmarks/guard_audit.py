@@ -13,7 +13,7 @@ the parent, shuffled by a hash:
 - `--set loud` (guard_audit_labels.json): the first ADR listed on every loud negative and, as a
   control, on 20 positives the guard hit (picked by a hash of the commit id);
 - `--set named` (guard_audit_named.json): every enforced positive with the ADR its message names
-  and, as a control, the first retrieved ADR of 22 negatives the guard was silent on.
+  and, as a control, the first retrieved ADR of QUIET_CONTROLS negatives the guard was silent on.
 
 A judge labels each item `related` (the diff changes what the ADR decides: it implements, extends,
 changes or works against it; a shared word or the same area is not enough), `unrelated`, or
@@ -41,7 +41,9 @@ from guard_signals import AGENT_WRITTEN  # noqa: E402
 
 from adr_review.evals.guard_history import diff_without, git  # noqa: E402
 
-CONTROLS = 20
+CONTROLS = 20  # hit positives mixed into the loud set
+QUIET_CONTROLS = 22  # quiet negatives mixed into the named set
+JUDGES = ("label", "label2")
 
 
 def _h(text: str) -> str:
@@ -49,6 +51,7 @@ def _h(text: str) -> str:
 
 
 def items(records: Sequence[Mapping[str, Any]]) -> list[dict[str, str]]:
+    """The first ADR listed on every loud human-maintained negative and on CONTROLS hit positives."""
     human = [r for r in records if r["repo"] not in AGENT_WRITTEN]
     loud = [r for r in human if r["kind"] == "negative" and r["listed"]]
     hits = sorted((r for r in human if r["kind"] == "positive" and r["hit"]), key=lambda r: _h(r["commit"]))
@@ -62,7 +65,7 @@ def items(records: Sequence[Mapping[str, Any]]) -> list[dict[str, str]]:
 def named_items(records: Sequence[Mapping[str, Any]]) -> list[dict[str, str]]:
     """Every enforced human-maintained positive with the ADR its message names (the one listed when
     the guard hit, else the first named among the retrieved, else the first named), and as a control
-    the first retrieved ADR of 22 negatives the guard was silent on (picked by a hash), shuffled."""
+    the first retrieved ADR of QUIET_CONTROLS negatives the guard was silent on (picked by a hash), shuffled."""
     human = [r for r in records if r["repo"] not in AGENT_WRITTEN]
     out = []
     for r in human:
@@ -80,7 +83,7 @@ def named_items(records: Sequence[Mapping[str, Any]]) -> list[dict[str, str]]:
     )
     out += [
         {"repo": r["repo"], "commit": r["commit"], "adr": r["retrieved"][0]["path"], "kind": "negative"}
-        for r in quiet[:22]
+        for r in quiet[:QUIET_CONTROLS]
     ]
     return sorted(out, key=lambda i: _h("named" + i["commit"]))
 
@@ -112,8 +115,7 @@ def prepare(
 
 def score(records: Sequence[Mapping[str, Any]], labels: Sequence[Mapping[str, str]]) -> None:
     by_key = {(i["commit"], i["adr"]): i for i in items(records)}
-    judges = [k for k in ("label", "label2") if all(k in lab for lab in labels)]
-    for judge in judges:
+    for n_judge, judge in enumerate(JUDGES, 1):
         counts: dict[str, Counter[str]] = {"negative": Counter(), "positive": Counter()}
         per_repo: dict[str, Counter[str]] = {}
         for lab in labels:
@@ -121,7 +123,7 @@ def score(records: Sequence[Mapping[str, Any]], labels: Sequence[Mapping[str, st
             counts[item["kind"]][lab[judge]] += 1
             if item["kind"] == "negative":
                 per_repo.setdefault(item["repo"], Counter())[lab[judge]] += 1
-        print(f"judge {judges.index(judge) + 1}:")
+        print(f"judge {n_judge}:")
         for kind, c in counts.items():
             total = sum(c.values())
             print(f"  {kind}s audited: {total}", {k: f"{v} ({v / total:.3f})" for k, v in sorted(c.items())})
@@ -133,19 +135,12 @@ def score(records: Sequence[Mapping[str, Any]], labels: Sequence[Mapping[str, st
     negatives = [lab for lab in labels if by_key[(lab["commit"], lab["adr"])]["kind"] == "negative"]
     print(f"silence on human-maintained negatives as the set counts it: {silent / n:.3f} ({silent}/{n})")
     for name, rule in (
-        ("judge 1 calls related", lambda lab: lab["label"] == "related"),
-        ("both judges call related", lambda lab: all(lab[j] == "related" for j in judges)),
-        ("either judge calls related", lambda lab: any(lab[j] == "related" for j in judges)),
+        ("both judges call related", lambda lab: all(lab[j] == "related" for j in JUDGES)),
+        ("either judge calls related", lambda lab: any(lab[j] == "related" for j in JUDGES)),
     ):
-        if name != "judge 1 calls related" and len(judges) < 2:
-            continue
         related = sum(1 for lab in negatives if rule(lab))
         print(f"counting a listing right when {name}: {(silent + related) / n:.3f} ({silent + related}/{n})")
-    if len(judges) == 2:
-        agree = sum(1 for lab in labels if lab["label"] == lab["label2"])
-        print(
-            f"judges agree on {agree}/{len(labels)} ({agree / len(labels):.3f}), Cohen's kappa {kappa(labels):.3f}"
-        )
+    print(agreement(labels))
 
 
 def score_named(records: Sequence[Mapping[str, Any]], labels: Sequence[Mapping[str, str]]) -> None:
@@ -172,10 +167,7 @@ def score_named(records: Sequence[Mapping[str, Any]], labels: Sequence[Mapping[s
     loud_file = ROOT / "benchmarks" / "guard_audit_labels.json"
     if loud_file.exists():
         relabelled(records, groups, control, json.loads(loud_file.read_text())["labels"])
-    agree = sum(1 for lab in labels if lab["label"] == lab["label2"])
-    print(
-        f"judges agree on {agree}/{len(labels)} ({agree / len(labels):.3f}), Cohen's kappa {kappa(labels):.3f}"
-    )
+    print(agreement(labels))
 
 
 def relabelled(
@@ -209,6 +201,11 @@ def relabelled(
         f"relabelled by relatedness (estimate; quiet negatives related at the control's share {share:.3f}): "
         f"positives {positives:.0f}, hit {hits / positives:.3f}; negatives {negatives:.0f}, silence {silence:.3f}"
     )
+
+
+def agreement(labels: Sequence[Mapping[str, str]]) -> str:
+    agree = sum(1 for lab in labels if lab["label"] == lab["label2"])
+    return f"judges agree on {agree}/{len(labels)} ({agree / len(labels):.3f}), Cohen's kappa {kappa(labels):.3f}"
 
 
 def kappa(labels: Sequence[Mapping[str, str]]) -> float:
