@@ -742,6 +742,7 @@ HOSTILE = {
     "one long line": b"x" * 999_000,
     "padded status line": b"# T\n\n* Status:" + b" " * 990_000 + b"accepted\n",
     "title of _a runs": b"# " + b"_a " * 320_000 + b"\n\n## Decision\n\nx\n",
+    "changelog entry of brackets": b"# T\n\n## Changelog\n\n* 28.06.2022: " + b"( [*" * 240_000 + b"\n",
 }
 
 

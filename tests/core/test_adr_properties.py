@@ -42,6 +42,7 @@ _snippets = st.sampled_from(
     [
         "## Status\n\nAccepted\n",
         "## Status\n\n未承認\n",
+        "## Changelog\n\n* 15.06.2022: Proposed.\n* 28.06.2022: Accepted.\n",
         "* Status: Superceded by [3. Foo](0003-foo.md)\n",
         "Supercedes [1. Record](0001-record.md)\n",
         "## Decision\n\nWe use `<text>` 要素を配置し、\nwrap here.\n",

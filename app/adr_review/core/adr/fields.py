@@ -9,7 +9,7 @@ with spaces costs one pass.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from adr_review.core.adr.markdown import MarkdownDoc, plain_text
@@ -184,9 +184,12 @@ def find_status(
     headings: list[Heading],
     n_lines: int,
     badge: str | None = None,
-) -> tuple[str, Status]:
-    """(raw status as written, normalised status) from front matter, metadata, a Status section or a
-    status badge (app/adr_review/core/adr/badges.py)."""
+    logged: tuple[str, str, Status] | None = None,
+) -> tuple[str, Status, str | None]:
+    """(raw status as written, normalised status, a note for the reader or None) from front matter,
+    metadata, a Status section or a status badge (app/adr_review/core/adr/badges.py); `logged` is the
+    Changelog's latest decision (date, entry, status: app/adr_review/core/adr/changelog.py), which
+    stands over a body status still at proposed, or none, but not over typed front matter."""
     candidates: list[str] = []
     section_status = _status_section_text(doc, headings, n_lines)
     if "status" in meta:
@@ -209,9 +212,18 @@ def find_status(
             break
     fm_norm: Status = normalize_status(fm_status) if fm_status else "unknown"
     raw, status = body_status
+    note = None
+    if logged and fm_norm == "unknown" and status in ("proposed", "unknown"):
+        date, entry, decided = logged
+        if status == "proposed":
+            note = (
+                f"the Status says {plain_text(raw, 60)!r} but the Changelog records {entry[:60]!r} on "
+                f"{date}: {decided} is used"
+            )
+        raw, status = entry, decided
     if fm_norm != "unknown" and status != fm_norm:
         raw, status = fm_status or "", fm_norm
-    return plain_text(raw, 600)[:300], status
+    return plain_text(raw, 600)[:300], status, note
 
 
 _TASK = re.compile(r"^\[([ xX])\]\s+")
@@ -269,20 +281,14 @@ def norm_date(raw: Any) -> str | None:
 
 
 def find_date(
-    front: Mapping[str, Any], meta: Mapping[str, str], lines: list[str], headings: list[Heading], path: str
+    front: Mapping[str, Any], meta: Mapping[str, str], changelog_dates: Sequence[str], path: str
 ) -> str | None:
     """Front matter, then a Date label, then the earliest Changelog date, then a dated file name."""
     for raw in (front.get("date"), meta.get("date"), meta.get("proposed_at")):
         d = norm_date(raw)
         if d:
             return d
-    for idx, h in enumerate(headings):
-        if heading_key(h.text) in ("changelog", "change log", "release history"):
-            end = headings[idx + 1].line if idx + 1 < len(headings) else len(lines)
-            dates = [d for line in lines[h.end : end] if (d := norm_date(line))]
-            if dates:
-                return min(dates)
-    return date_from_filename(path)
+    return min(changelog_dates) if changelog_dates else date_from_filename(path)
 
 
 # --------------------------------------------------------------------------------------------------

@@ -9,6 +9,7 @@ import hashlib
 import re
 
 from adr_review.core.adr.badges import badge_status
+from adr_review.core.adr.changelog import changelog_entries, logged_decision
 from adr_review.core.adr.fields import (
     collect_metadata,
     extra_fields,
@@ -107,7 +108,12 @@ def _parse(path: str, data: bytes, max_bytes: int) -> Adr:
     markdown = is_markdown_path(path)
     sections, spans = extract_sections(lines, headings, skip_line=title_line)
     badge = badge_status(lines, headings, doc.code_lines(), title_line)
-    raw_status, status = find_status(front, meta, doc, headings, len(lines), badge)
+    changelog = changelog_entries(lines, headings)
+    decision = logged_decision(changelog)
+    logged = (decision.date, decision.text, decision.status) if decision else None
+    raw_status, status, status_note = find_status(front, meta, doc, headings, len(lines), badge, logged)
+    if status_note:
+        notes.append(status_note)
     summary_blocks = doc.blocks if markdown else plain_blocks(body)
     summary = make_summary(spans, summary_blocks, headings, title_line, plain=not markdown) or title
     links = find_links(path, adr_id, front, [raw_status], doc.blocks)
@@ -119,7 +125,7 @@ def _parse(path: str, data: bytes, max_bytes: int) -> Adr:
         title=title,
         status=status,
         raw_status=raw_status,
-        date=find_date(front, meta, lines, headings, path),
+        date=find_date(front, meta, [e.date for e in changelog], path),
         sections=sections,
         summary=summary,
         language=_language(doc, lines),
